@@ -1,0 +1,2 @@
+// Package memtable: see doc.go.
+package memtable

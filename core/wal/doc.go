@@ -1,0 +1,2 @@
+// Package wal: see doc.go.
+package wal

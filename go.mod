@@ -1,0 +1,3 @@
+module github.com/arcadego/arcadego
+
+go 1.26
