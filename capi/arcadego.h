@@ -200,9 +200,10 @@ int arcadego_describe(arcadego_db *db, const char *type, char **json_out, char *
 int arcadego_set_runtime(const char *options_json, char **err);
 
 /*
-** Cancel the calls running on `db` in other threads (scans, stream inserts,
-** commits waiting for fsync); they return ARCADEGO_CANCELED and change
-** nothing. Calls started afterwards are not affected.
+** Cancel the calls running on `db` in other threads (scans and stream
+** inserts); they return ARCADEGO_CANCELED and change nothing. A commit that
+** has reached its log write is not interrupted. Calls started afterwards
+** are not affected.
 */
 int arcadego_cancel(arcadego_db *db);
 
