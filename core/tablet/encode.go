@@ -1,0 +1,242 @@
+package tablet
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+)
+
+// The encoding of a tablet in a log record, all integers little endian:
+//
+//	uvarint rows, uvarint columns, string time unit, string time zone,
+//	pad to 8, rows × int64 times,
+//	per column: string name, byte type, byte flags (1 = has validity),
+//	  [validity: (rows+7)/8 bytes],
+//	  fixed width: pad to 8, rows × width bytes; Boolean: (rows+7)/8 bytes;
+//	  String/Binary: pad to 4, (rows+1) × int32 offsets from 0, data.
+//
+// Strings are uvarint length + bytes. Buffers are normalized to offset 0,
+// and padding is relative to the start of the buffer given to Decode, so a
+// decoder over an 8-aligned buffer can use the times and offsets in place.
+
+// Append appends the encoding of t to dst. t must be valid (Validate).
+func Append(dst []byte, t *Tablet) []byte {
+	n := t.Rows()
+	dst = binary.AppendUvarint(dst, uint64(n))
+	dst = binary.AppendUvarint(dst, uint64(len(t.Columns)))
+	dst = appendString(dst, t.TimeUnit)
+	dst = appendString(dst, t.TimeZone)
+	dst = pad(dst, 8)
+	dst = append(dst, bytesOf(t.Times)...)
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		dst = appendString(dst, c.Name)
+		var flags byte
+		if c.Validity != nil {
+			flags = 1
+		}
+		dst = append(dst, byte(c.Type), flags)
+		if c.Validity != nil {
+			dst = appendBits(dst, c.Validity, c.Offset, n)
+		}
+		switch {
+		case c.Type == schema.Boolean:
+			dst = appendBits(dst, c.Values, c.Offset, n)
+		case VarWidth(c.Type):
+			dst = pad(dst, 4)
+			base := c.Offsets[c.Offset]
+			for _, o := range c.Offsets[c.Offset : c.Offset+n+1] {
+				dst = binary.LittleEndian.AppendUint32(dst, uint32(o-base))
+			}
+			dst = append(dst, c.Data[base:c.Offsets[c.Offset+n]]...)
+		default:
+			w := Width(c.Type)
+			dst = pad(dst, 8)
+			dst = append(dst, c.Values[c.Offset*w:(c.Offset+n)*w]...)
+		}
+	}
+	return dst
+}
+
+// Decode decodes one tablet from buf[pos:] and returns it with the
+// position after it. The tablet shares buf's memory where alignment allows.
+// Error kind: errs.ErrCorrupt.
+func Decode(buf []byte, pos int) (*Tablet, int, error) {
+	d := decoder{buf: buf, pos: pos}
+	n := d.uvarint()
+	ncols := d.uvarint()
+	if d.err == nil && (n > uint64(len(buf)) || ncols > uint64(len(buf))) {
+		d.fail("row or column count %d/%d exceeds record size", n, ncols)
+	}
+	t := &Tablet{TimeUnit: d.string(), TimeZone: d.string()}
+	rows := int(n)
+	d.align(8)
+	t.Times = int64s(d.bytes(rows * 8))
+	if d.err == nil {
+		t.Columns = make([]Column, ncols)
+	}
+	for i := 0; d.err == nil && i < int(ncols); i++ {
+		c := &t.Columns[i]
+		c.Name = d.string()
+		c.Type = schema.PropertyType(d.byte())
+		flags := d.byte()
+		if flags&1 != 0 {
+			c.Validity = d.bytes((rows + 7) / 8)
+		}
+		switch {
+		case c.Type == schema.Boolean:
+			c.Values = d.bytes((rows + 7) / 8)
+		case VarWidth(c.Type):
+			d.align(4)
+			c.Offsets = int32s(d.bytes((rows + 1) * 4))
+			if d.err == nil {
+				c.Data = d.bytes(int(c.Offsets[rows]))
+			}
+		case Width(c.Type) > 0:
+			d.align(8)
+			c.Values = d.bytes(rows * Width(c.Type))
+		default:
+			d.fail("column %q has unknown type %d", c.Name, c.Type)
+		}
+	}
+	if d.err != nil {
+		return nil, pos, d.err
+	}
+	if err := t.Validate(); err != nil {
+		return nil, pos, fmt.Errorf("decoded tablet: %v: %w", err, errs.ErrCorrupt)
+	}
+	return t, d.pos, nil
+}
+
+// Slice returns rows [from, to) of t, sharing its memory.
+func (t *Tablet) Slice(from, to int) *Tablet {
+	s := &Tablet{Times: t.Times[from:to], Columns: make([]Column, len(t.Columns)), TimeUnit: t.TimeUnit, TimeZone: t.TimeZone}
+	for i, c := range t.Columns {
+		c.Offset += from
+		s.Columns[i] = c
+	}
+	return s
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func pad(dst []byte, align int) []byte {
+	for len(dst)%align != 0 {
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+// appendBits appends n bits of src starting at bit off, realigned to bit 0.
+func appendBits(dst, src []byte, off, n int) []byte {
+	if off%8 == 0 {
+		return append(dst, src[off/8:off/8+(n+7)/8]...)
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, (n+7)/8)...)
+	out := dst[start:]
+	for i := 0; i < n; i++ {
+		b := off + i
+		if src[b>>3]&(1<<(b&7)) != 0 {
+			out[i>>3] |= 1 << (i & 7)
+		}
+	}
+	return dst
+}
+
+type decoder struct {
+	buf []byte
+	pos int
+	err error
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("tablet at byte %d: %s: %w", d.pos, fmt.Sprintf(format, args...), errs.ErrCorrupt)
+	}
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, k := binary.Uvarint(d.buf[d.pos:])
+	if k <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.pos += k
+	return v
+}
+
+func (d *decoder) bytes(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(d.buf)-d.pos {
+		d.fail("%d bytes needed, %d left", n, len(d.buf)-d.pos)
+		return nil
+	}
+	b := d.buf[d.pos : d.pos+n : d.pos+n]
+	d.pos += n
+	return b
+}
+
+func (d *decoder) byte() byte {
+	b := d.bytes(1)
+	if b == nil {
+		return 0
+	}
+	return b[0]
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if n > uint64(len(d.buf)) {
+		d.fail("string length %d", n)
+		return ""
+	}
+	return string(d.bytes(int(n)))
+}
+
+func (d *decoder) align(a int) {
+	for d.err == nil && d.pos%a != 0 {
+		d.bytes(1)
+	}
+}
+
+// int64s views b as int64s, copying only when b is not 8-byte aligned.
+func int64s(b []byte) []int64 {
+	if len(b) == 0 {
+		return []int64{}
+	}
+	if uintptr(unsafe.Pointer(&b[0]))%8 == 0 {
+		return unsafe.Slice((*int64)(unsafe.Pointer(&b[0])), len(b)/8)
+	}
+	v := make([]int64, len(b)/8)
+	for i := range v {
+		v[i] = int64(binary.LittleEndian.Uint64(b[i*8:]))
+	}
+	return v
+}
+
+// int32s views b as int32s, copying only when b is not 4-byte aligned.
+func int32s(b []byte) []int32 {
+	if len(b) == 0 {
+		return nil
+	}
+	if uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), len(b)/4)
+	}
+	v := make([]int32, len(b)/4)
+	for i := range v {
+		v[i] = int32(binary.LittleEndian.Uint32(b[i*4:]))
+	}
+	return v
+}

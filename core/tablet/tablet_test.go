@@ -1,0 +1,122 @@
+package tablet
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+)
+
+func sample() *Tablet {
+	return &Tablet{
+		Times:    []int64{30, 10, 20, 40, 50},
+		TimeUnit: "ms", TimeZone: "Europe/Paris",
+		Columns: []Column{
+			Int64s("i64", []int64{1, 2, 3, 4, 5}, []bool{true, false, true, true, true}),
+			Int32s("i32", []int32{-1, -2, -3, -4, -5}, nil),
+			Doubles("f64", []float64{1.5, 2.5, 3.5, 4.5, 5.5}, nil),
+			Floats("f32", []float32{1, 2, 3, 4, 5}, []bool{false, true, true, true, false}),
+			Bools("b", []bool{true, false, true, true, false}, []bool{true, true, false, true, true}),
+			Strings("s", []string{"a", "", "ccc", "dé", "e"}, []bool{true, true, true, false, true}),
+			Binaries("bin", [][]byte{{0}, {1, 2}, nil, {3}, {4, 5, 6}}, nil),
+			Timestamps("ts", []int64{100, 200, 300, 400, 500}, nil),
+			Dates("d", []int32{1, 2, 3, 4, 5}, nil),
+		},
+	}
+}
+
+// cell reads row i of c as a comparable value (nil for null).
+func cell(c *Column, i int) any {
+	if !c.Valid(i) {
+		return nil
+	}
+	switch c.Type {
+	case schema.Int64, schema.Timestamp:
+		return c.Int64(i)
+	case schema.Int32, schema.Date:
+		return c.Int32(i)
+	case schema.Double:
+		return c.Double(i)
+	case schema.Float:
+		return c.Float(i)
+	case schema.Boolean:
+		return c.Bool(i)
+	default:
+		return string(c.Bytes(i))
+	}
+}
+
+func table(t *Tablet) [][]any {
+	out := make([][]any, t.Rows())
+	for i := range out {
+		out[i] = []any{t.Times[i]}
+		for j := range t.Columns {
+			out[i] = append(out[i], cell(&t.Columns[j], i))
+		}
+	}
+	return out
+}
+
+func TestEncodeDecodeRoundTripsEveryType(t *testing.T) {
+	src := sample()
+	require.NoError(t, src.Validate())
+	for _, prefix := range []int{0, 3, 8} { // encode after a prefix, as a log record does
+		buf := Append(make([]byte, prefix), src)
+		got, end, err := Decode(buf, prefix)
+		require.NoError(t, err)
+		assert.Equal(t, len(buf), end)
+		assert.Equal(t, table(src), table(got))
+		assert.Equal(t, "ms", got.TimeUnit)
+		assert.Equal(t, "Europe/Paris", got.TimeZone)
+	}
+}
+
+func TestSliceAndEncodeOfSliceRealignsBits(t *testing.T) {
+	src := sample()
+	for _, r := range [][2]int{{0, 5}, {1, 4}, {3, 5}, {2, 2}} {
+		s := src.Slice(r[0], r[1])
+		require.NoError(t, s.Validate())
+		assert.Equal(t, table(src)[r[0]:r[1]], table(s))
+		got, _, err := Decode(Append(nil, s), 0)
+		require.NoError(t, err)
+		assert.Equal(t, table(s), table(got), "rows %v", r)
+	}
+}
+
+func TestValidateNamesTheOffendingColumn(t *testing.T) {
+	cases := []struct {
+		name    string
+		tab     Tablet
+		mention string
+	}{
+		{"short values", Tablet{Times: []int64{1, 2}, Columns: []Column{Int64s("a", []int64{1}, nil)}}, `"a"`},
+		{"short validity", Tablet{Times: make([]int64, 9), Columns: []Column{{Name: "v", Type: schema.Int32, Values: make([]byte, 36), Validity: []byte{0xff}}}}, `"v"`},
+		{"offsets out of order", Tablet{Times: []int64{1, 2}, Columns: []Column{{Name: "s", Type: schema.String, Offsets: []int32{0, 2, 1}, Data: []byte("abc")}}}, `"s"`},
+		{"bad utf-8", Tablet{Times: []int64{1}, Columns: []Column{{Name: "s", Type: schema.String, Offsets: []int32{0, 1}, Data: []byte{0xff}}}}, "UTF-8"},
+		{"duplicate", Tablet{Times: []int64{1}, Columns: []Column{Int64s("a", []int64{1}, nil), Int64s("a", []int64{1}, nil)}}, "twice"},
+		{"reserved", Tablet{Times: []int64{1}, Columns: []Column{Int64s("device", []int64{1}, nil)}}, "reserved"},
+		{"empty name", Tablet{Times: []int64{1}, Columns: []Column{Int64s("", []int64{1}, nil)}}, "column 0"},
+		{"unknown type", Tablet{Times: []int64{1}, Columns: []Column{{Name: "x", Type: 99}}}, `"x"`},
+		{"negative offset", Tablet{Times: []int64{1}, Columns: []Column{{Name: "x", Type: schema.Int64, Offset: -2, Values: make([]byte, 8)}}}, "negative"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.tab.Validate()
+			require.Error(t, err)
+			assert.ErrorIs(t, err, errs.ErrInvalidArgument)
+			assert.Contains(t, err.Error(), c.mention)
+		})
+	}
+}
+
+func TestDecodeRejectsTruncatedInput(t *testing.T) {
+	buf := Append(nil, sample())
+	for cut := 0; cut < len(buf); cut += 7 {
+		_, _, err := Decode(buf[:cut], 0)
+		require.Error(t, err, "cut at %d", cut)
+		assert.ErrorIs(t, err, errs.ErrCorrupt)
+	}
+}
