@@ -70,7 +70,7 @@ func ResultSchema(timeColumn, timeUnit, timeZone string, props []schema.Property
 	for _, p := range props {
 		dt := arrowType(p.Type)
 		if dt == nil {
-			panic(fmt.Sprintf("arrowbridge: property %q has unknown type %d", p.Name, p.Type))
+			panic(fmt.Sprintf("arrowbridge: property %q has unknown type %s", p.Name, p.Type))
 		}
 		fields = append(fields, arrow.Field{Name: p.Name, Type: dt, Nullable: true})
 	}
@@ -127,7 +127,7 @@ func ToRecord(mem memory.Allocator, sch *arrow.Schema, device string, t *tablet.
 		c := &t.Columns[i]
 		f := sch.Field(2 + i)
 		if want := arrowType(c.Type); want == nil || !arrow.TypeEqual(f.Type, want) {
-			return nil, fmt.Errorf("column %q of type %d does not fit field %q of Arrow type %s: %w",
+			return nil, fmt.Errorf("column %q of type %s does not fit field %q of Arrow type %s: %w",
 				c.Name, c.Type, f.Name, f.Type, errs.ErrInvalidArgument)
 		}
 		a, err := columnArray(mem, f.Type, c, n)
