@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The crash test runs this test binary again as a child that commits in a
+// loop and prints "ack N" after commit N returns; the parent kills it with
+// SIGKILL at a random moment and checks the reopened database: every
+// acknowledged commit is there and no commit is there in part.
+//
+// Commit N creates type T<N> with property k, writes row N into T<N>, and
+// writes row N into the shared type S (device d<N%3>), so a partial commit
+// shows as a type without its rows or rows without their type.
+
+const crashDirEnv = "ARCADEGO_CRASH_CHILD_DIR"
+
+// TestMain runs the crash child instead of the tests when asked to.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashDirEnv); dir != "" {
+		crashChild(dir)
+	}
+	os.Exit(m.Run())
+}
+
+func crashChild(dir string) {
+	db, err := Open(dir, Options{AutoCreate: true, SegmentBytes: 64 << 10})
+	if err != nil {
+		fmt.Println("open error:", err)
+		os.Exit(2)
+	}
+	out := bufio.NewWriter(os.Stdout)
+	for n := 0; ; n++ {
+		tx, err := db.Begin()
+		if err == nil {
+			err = tx.Exec(fmt.Sprintf("CREATE DOCUMENT TYPE T%d; CREATE PROPERTY T%d.k INT64", n, n))
+		}
+		if err == nil {
+			err = tx.Insert(fmt.Sprintf("T%d", n), "", int64Tablet([]int64{int64(n)}, map[string][]int64{"k": {int64(n)}}))
+		}
+		if err == nil {
+			wide := make(map[string][]int64, 20)
+			for j := range 20 {
+				wide[fmt.Sprintf("w%d", (n+j)%50)] = []int64{int64(n)}
+			}
+			wide["k"] = []int64{int64(n)}
+			err = tx.Insert("S", fmt.Sprintf("d%d", n%3), int64Tablet([]int64{int64(n)}, wide))
+		}
+		if err == nil {
+			err = tx.Commit()
+		}
+		if err != nil {
+			fmt.Println("commit error:", err)
+			os.Exit(2)
+		}
+		fmt.Fprintf(out, "ack %d\n", n)
+		out.Flush()
+	}
+}
+
+func crashTrials() int {
+	if n, err := strconv.Atoi(os.Getenv("ARCADEGO_CRASH_TRIALS")); err == nil && n > 0 {
+		return n
+	}
+	return 50
+}
+
+func TestCrashRecoveryKeepsAcknowledgedCommitsAndNoPartialOnes(t *testing.T) {
+	trials := crashTrials()
+	total := 0
+	for trial := range trials {
+		dir := filepath.Join(t.TempDir(), "db")
+		acked := runAndKill(t, dir, time.Duration(5+rand.IntN(120))*time.Millisecond)
+		db, err := Open(dir, Options{})
+		require.NoError(t, err, "trial %d: reopen", trial)
+		shared := rowsOf(t, db, "S")
+		present := 0
+		for _, ty := range db.Catalog().Types() {
+			if ty.Name == "S" {
+				continue
+			}
+			n, err := strconv.Atoi(strings.TrimPrefix(ty.Name, "T"))
+			require.NoError(t, err)
+			present++
+			assert.Equal(t, int64(n), rowsOf(t, db, ty.Name)[""][int64(n)]["k"], "trial %d: T%d has its row", trial, n)
+			assert.Equal(t, int64(n), shared[fmt.Sprintf("d%d", n%3)][int64(n)]["k"], "trial %d: S has row %d", trial, n)
+		}
+		rowsInS := 0
+		for _, dev := range shared {
+			rowsInS += len(dev)
+		}
+		assert.Equal(t, present, rowsInS, "trial %d: rows of S match the committed types", trial)
+		assert.GreaterOrEqual(t, present, acked, "trial %d: every acknowledged commit survived", trial)
+		for n := range acked {
+			_, ok := db.Catalog().Type(fmt.Sprintf("T%d", n))
+			assert.True(t, ok, "trial %d: acknowledged commit %d lost", trial, n)
+		}
+		require.NoError(t, db.Close())
+		total += acked
+		if t.Failed() {
+			return
+		}
+	}
+	t.Logf("%d trials, %d acknowledged commits checked", trials, total)
+}
+
+// runAndKill starts the child on dir, kills it after delay (counted from
+// its first acknowledgement) and returns how many commits it acknowledged.
+func runAndKill(t *testing.T, dir string, delay time.Duration) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	acked := 0
+	var timer <-chan time.Time
+	deadline := time.After(30 * time.Second) // a child that never starts must not hang the suite
+	killed := false
+	for !killed {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				require.FailNow(t, "child exited early", "acked %d", acked)
+			}
+			require.True(t, strings.HasPrefix(line, "ack "), "child said %q", line)
+			acked++
+			if timer == nil {
+				timer = time.After(delay)
+			}
+		case <-timer:
+			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+			killed = true
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			require.FailNow(t, "child made no progress")
+		}
+	}
+	for line := range lines { // acknowledgements already printed before the kill
+		if strings.HasPrefix(line, "ack ") {
+			acked++
+		}
+	}
+	_ = cmd.Wait()
+	return acked
+}

@@ -1,0 +1,276 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/memtable"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+	"github.com/arcadego/arcadego/core/wal"
+)
+
+// Options configure a database. The zero value is a durable database with
+// wal.SyncFull and auto-create off.
+type Options struct {
+	Sync       wal.SyncMode
+	AutoCreate bool // Insert adds missing types and properties, typed from the tablet
+	// SegmentBytes overrides the log's segment size (tests); 0 keeps the default.
+	SegmentBytes int64
+}
+
+// DB is an open database. Safe for concurrent use.
+type DB struct {
+	path string
+	opts Options
+	lock *os.File // holds the flock; nil in memory
+	log  *wal.Log // nil in memory
+	mem  *memtable.Memtable
+
+	// catalog is the published catalog: every commit it includes is durable
+	// and in the memtable. Readers load it without locking.
+	catalog atomic.Pointer[schema.Catalog]
+
+	// commitMu orders commits: it guards pending, nextSeq and closed, and
+	// is held while a commit validates and appends its record.
+	commitMu sync.Mutex
+	pending  *schema.Catalog // newest catalog, including appended but unpublished commits
+	nextSeq  uint64
+	closed   atomic.Bool
+	inflight sync.WaitGroup // commits between append and publish
+
+	// publishMu and published make commits publish in log order.
+	publishMu sync.Mutex
+	published uint64
+	turn      *sync.Cond
+	failed    error // set once a log write or fsync failed; guarded by publishMu
+}
+
+const (
+	lockFile = "LOCK"
+	walDir   = "wal"
+	// recordCommit is the log record kind of a commit.
+	recordCommit byte = 1
+)
+
+// Open opens (creating if needed) the database in directory path; an empty
+// path opens a database held only in memory.
+func Open(path string, opts Options) (*DB, error) {
+	if opts.Sync > wal.SyncOff {
+		return nil, fmt.Errorf("open: sync mode %d: %w", opts.Sync, errs.ErrInvalidArgument)
+	}
+	db := &DB{path: path, opts: opts, mem: memtable.New(memtable.Options{}), pending: schema.Empty()}
+	db.turn = sync.NewCond(&db.publishMu)
+	if path != "" {
+		if err := db.openDir(); err != nil {
+			db.release()
+			return nil, err
+		}
+	}
+	db.catalog.Store(db.pending)
+	return db, nil
+}
+
+func (db *DB) openDir() error {
+	logDir := filepath.Join(db.path, walDir)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return fmt.Errorf("open %q: %v: %w", db.path, err, errs.ErrIO)
+	}
+	f, err := os.OpenFile(filepath.Join(db.path, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %q: %v: %w", db.path, err, errs.ErrIO)
+	}
+	db.lock = f
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("open %q: the database is in use by another process or handle: %w", db.path, errs.ErrIO)
+		}
+		return fmt.Errorf("open %q: lock: %v: %w", db.path, err, errs.ErrIO)
+	}
+	db.log, err = wal.Open(logDir, wal.Options{Sync: db.opts.Sync, SegmentBytes: db.opts.SegmentBytes})
+	if err != nil {
+		return fmt.Errorf("open %q: %w", db.path, err)
+	}
+	return db.recover()
+}
+
+// recover replays the log: every record is a commit that was appended, so
+// it is applied as is; a record that does not apply means the files are
+// corrupt, not that the commit failed.
+func (db *DB) recover() error {
+	return db.log.Replay(func(lsn wal.LSN, kind byte, payload []byte) error {
+		if kind != recordCommit {
+			return fmt.Errorf("log record at %d: unknown kind %d: %w", lsn, kind, errs.ErrCorrupt)
+		}
+		rec, err := decodeRecord(payload)
+		if err != nil {
+			return fmt.Errorf("log record at %d: %w", lsn, err)
+		}
+		cat, writes, err := resolve(db.pending, rec.ops, rec.entries)
+		if err != nil {
+			return fmt.Errorf("log record at %d does not apply: %v: %w", lsn, err, errs.ErrCorrupt)
+		}
+		db.pending = cat
+		if err := db.apply(writes); err != nil {
+			return fmt.Errorf("log record at %d: %w", lsn, err)
+		}
+		return nil
+	})
+}
+
+func (db *DB) release() {
+	if db.log != nil {
+		_ = db.log.Close()
+	}
+	if db.lock != nil {
+		_ = db.lock.Close() // closing the descriptor drops the flock
+	}
+}
+
+// Close closes the database after the commits in flight have published.
+// Transactions still open fail with errs.ErrClosed. Later calls return
+// errs.ErrClosed.
+func (db *DB) Close() error {
+	db.commitMu.Lock()
+	if db.closed.Swap(true) {
+		db.commitMu.Unlock()
+		return fmt.Errorf("close: %w", errs.ErrClosed)
+	}
+	db.commitMu.Unlock()
+	db.inflight.Wait()
+	var err error
+	if db.log != nil {
+		err = db.log.Close()
+		db.log = nil
+	}
+	db.release()
+	return err
+}
+
+// Path returns the directory of the database, "" in memory.
+func (db *DB) Path() string { return db.path }
+
+// Catalog returns the current schema version.
+func (db *DB) Catalog() *schema.Catalog { return db.catalog.Load() }
+
+// LogStats returns the log's counters (zero in memory).
+func (db *DB) LogStats() wal.Stats {
+	if db.log == nil || db.closed.Load() {
+		return wal.Stats{}
+	}
+	return db.log.Stats()
+}
+
+// MemoryUsage returns the memtable's estimated size in bytes.
+func (db *DB) MemoryUsage() int64 { return db.mem.MemoryUsage() }
+
+// Begin starts a transaction.
+func (db *DB) Begin() (*Tx, error) {
+	if db.closed.Load() {
+		return nil, fmt.Errorf("begin: %w", errs.ErrClosed)
+	}
+	return &Tx{db: db, view: db.catalog.Load()}, nil
+}
+
+// Exec runs a DDL script as one transaction.
+func (db *DB) Exec(script string) error {
+	return db.autocommit(func(tx *Tx) error { return tx.Exec(script) })
+}
+
+// Apply runs one DDL operation as a transaction.
+func (db *DB) Apply(op schema.Op) error {
+	return db.autocommit(func(tx *Tx) error { return tx.Apply(op) })
+}
+
+// Insert writes one tablet as a transaction.
+func (db *DB) Insert(typ, device string, t *tablet.Tablet) error {
+	return db.autocommit(func(tx *Tx) error { return tx.Insert(typ, device, t) })
+}
+
+func (db *DB) autocommit(fn func(*Tx) error) error {
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// write is one resolved tablet write: chunk key and column ids.
+type write struct {
+	typ    schema.TypeID
+	device string
+	t      *tablet.Tablet
+	ids    []schema.PropertyID
+}
+
+func (db *DB) apply(writes []write) error {
+	for _, w := range writes {
+		if err := db.mem.Chunk(w.typ, w.device).Write(w.t, w.ids); err != nil {
+			return fmt.Errorf("memtable write of %d rows on device %q: %v: %w", w.t.Rows(), w.device, err, errs.ErrInternal)
+		}
+	}
+	return nil
+}
+
+// commit runs the commit protocol (see the package doc) for ops and entries.
+func (db *DB) commit(ops []schema.Op, entries []entry) error {
+	db.commitMu.Lock()
+	if db.closed.Load() {
+		db.commitMu.Unlock()
+		return fmt.Errorf("commit: %w", errs.ErrClosed)
+	}
+	cat, writes, err := resolve(db.pending, ops, entries)
+	if err != nil {
+		db.commitMu.Unlock()
+		return fmt.Errorf("commit: %w", err)
+	}
+	var lsn wal.LSN
+	if db.log != nil {
+		lsn, err = db.log.Append(recordCommit, encodeRecord(ops, entries))
+		if err != nil {
+			db.commitMu.Unlock()
+			return fmt.Errorf("commit: %w", err)
+		}
+	}
+	db.pending = cat
+	db.nextSeq++
+	seq := db.nextSeq
+	db.inflight.Add(1)
+	db.commitMu.Unlock()
+	defer db.inflight.Done()
+
+	var syncErr error
+	if db.log != nil {
+		syncErr = db.log.Sync(lsn)
+	}
+
+	db.publishMu.Lock()
+	defer db.publishMu.Unlock()
+	for db.published != seq-1 {
+		db.turn.Wait()
+	}
+	db.published = seq
+	db.turn.Broadcast()
+	if db.failed == nil && syncErr != nil {
+		db.failed = fmt.Errorf("the log failed; reopen the database: %w", syncErr)
+	}
+	if db.failed != nil {
+		return fmt.Errorf("commit: %w", db.failed)
+	}
+	if err := db.apply(writes); err != nil {
+		db.failed = err
+		return fmt.Errorf("commit: %w", err)
+	}
+	db.catalog.Store(cat)
+	return nil
+}

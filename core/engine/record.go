@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// A commit record's payload:
+//
+//	byte version (1), schema ops (schema.AppendOps), uvarint entries,
+//	per entry: pad to 8, string type, string device, pad to 8, tablet
+//
+// Entries are encoded at Insert time on their own (starting at offset 0)
+// and copied into the record at 8-aligned positions, which keeps the
+// tablet's internal alignment, so decoding shares the record's memory.
+const recordVersion = 1
+
+func encodeEntry(typ, device string, t *tablet.Tablet) []byte {
+	buf := make([]byte, 0, 64+len(typ)+len(device)+t.Rows()*8*(1+len(t.Columns)))
+	buf = appendString(buf, typ)
+	buf = appendString(buf, device)
+	buf = padTo(buf, 8)
+	return tablet.Append(buf, t)
+}
+
+// entryTabletPos returns where the tablet starts in an encoded entry.
+func entryTabletPos(enc []byte) int {
+	pos := 0
+	for range 2 {
+		n, k := binary.Uvarint(enc[pos:])
+		pos += k + int(n)
+	}
+	return (pos + 7) &^ 7
+}
+
+func encodeRecord(ops []schema.Op, entries []entry) []byte {
+	size := 64
+	for _, e := range entries {
+		size += len(e.enc) + 8
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, recordVersion)
+	buf = schema.AppendOps(buf, ops)
+	buf = binary.AppendUvarint(buf, uint64(len(entries)))
+	for _, e := range entries {
+		buf = padTo(buf, 8)
+		buf = append(buf, e.enc...)
+	}
+	return buf
+}
+
+type record struct {
+	ops     []schema.Op
+	entries []entry
+}
+
+// decodeRecord decodes a commit record; tablets share buf's memory.
+func decodeRecord(buf []byte) (record, error) {
+	var r record
+	if len(buf) == 0 || buf[0] != recordVersion {
+		return r, fmt.Errorf("commit record: unknown version: %w", errs.ErrCorrupt)
+	}
+	ops, rest, err := schema.DecodeOps(buf[1:])
+	if err != nil {
+		return r, fmt.Errorf("commit record: %w", err)
+	}
+	r.ops = ops
+	pos := len(buf) - len(rest)
+	n, k := binary.Uvarint(buf[pos:])
+	if k <= 0 || n > uint64(len(buf)) {
+		return r, fmt.Errorf("commit record: bad entry count: %w", errs.ErrCorrupt)
+	}
+	pos += k
+	for range n {
+		pos = (pos + 7) &^ 7
+		var e entry
+		var ok bool
+		if e.typ, pos, ok = readString(buf, pos); !ok {
+			return r, fmt.Errorf("commit record: bad type name: %w", errs.ErrCorrupt)
+		}
+		if e.device, pos, ok = readString(buf, pos); !ok {
+			return r, fmt.Errorf("commit record: bad device: %w", errs.ErrCorrupt)
+		}
+		pos = (pos + 7) &^ 7
+		if pos > len(buf) {
+			return r, fmt.Errorf("commit record: truncated: %w", errs.ErrCorrupt)
+		}
+		e.t, pos, err = tablet.Decode(buf, pos)
+		if err != nil {
+			return r, fmt.Errorf("commit record: %w", err)
+		}
+		r.entries = append(r.entries, e)
+	}
+	if pos != len(buf) {
+		return r, fmt.Errorf("commit record: %d trailing bytes: %w", len(buf)-pos, errs.ErrCorrupt)
+	}
+	return r, nil
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func readString(buf []byte, pos int) (string, int, bool) {
+	if pos > len(buf) {
+		return "", pos, false
+	}
+	n, k := binary.Uvarint(buf[pos:])
+	if k <= 0 || n > uint64(len(buf)-pos-k) {
+		return "", pos, false
+	}
+	pos += k
+	return string(buf[pos : pos+int(n)]), pos + int(n), true
+}
+
+func padTo(dst []byte, align int) []byte {
+	for len(dst)%align != 0 {
+		dst = append(dst, 0)
+	}
+	return dst
+}

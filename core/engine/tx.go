@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// Tx is a transaction: DDL and tablet writes that commit together or not
+// at all. Not safe for concurrent use. The caller must Commit or Rollback
+// it; an abandoned transaction holds its tablets' memory until then.
+//
+// Statements are checked against the transaction's own view (the catalog
+// at Begin plus its own DDL), so errors surface at the statement; Commit
+// checks everything again against the newest catalog.
+type Tx struct {
+	db      *DB
+	view    *schema.Catalog
+	ops     []schema.Op
+	entries []entry
+	done    bool
+}
+
+// entry is one inserted tablet, encoded for the log at Insert time so the
+// caller's buffers are free once Insert returns; t is decoded from enc.
+type entry struct {
+	typ, device string
+	t           *tablet.Tablet
+	enc         []byte
+}
+
+func (tx *Tx) check(what string) error {
+	if tx.done {
+		return fmt.Errorf("%s: transaction already finished: %w", what, errs.ErrClosed)
+	}
+	if tx.db.closed.Load() {
+		return fmt.Errorf("%s: %w", what, errs.ErrClosed)
+	}
+	return nil
+}
+
+// Exec adds the statements of a DDL script. When a statement fails, none
+// of the script is added and the transaction stays usable.
+func (tx *Tx) Exec(script string) error {
+	if err := tx.check("exec"); err != nil {
+		return err
+	}
+	ops, err := schema.ParseScript(script)
+	if err != nil {
+		return err
+	}
+	return tx.applyOps(ops)
+}
+
+// Apply adds one DDL operation.
+func (tx *Tx) Apply(op schema.Op) error {
+	if err := tx.check("apply"); err != nil {
+		return err
+	}
+	return tx.applyOps([]schema.Op{op})
+}
+
+func (tx *Tx) applyOps(ops []schema.Op) error {
+	ch := tx.view.Edit()
+	for _, op := range ops {
+		if err := ch.Apply(op); err != nil {
+			return err
+		}
+	}
+	tx.view = ch.Catalog()
+	tx.ops = append(tx.ops, ch.Ops()...)
+	return nil
+}
+
+// Insert adds a tablet of type typ for device. With auto-create on, a
+// missing type and missing properties are created (typed from the
+// tablet's columns) in this transaction. The tablet's buffers may be
+// reused once Insert returns.
+func (tx *Tx) Insert(typ, device string, t *tablet.Tablet) error {
+	if err := tx.check("insert"); err != nil {
+		return err
+	}
+	if t == nil {
+		return fmt.Errorf("insert into %q: nil tablet: %w", typ, errs.ErrInvalidArgument)
+	}
+	if err := schema.ValidateName("type", typ); err != nil {
+		return fmt.Errorf("insert: %w", err)
+	}
+	if err := validateDevice(device); err != nil {
+		return fmt.Errorf("insert into %q: %w", typ, err)
+	}
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("insert into %q: %w", typ, err)
+	}
+	auto, err := missing(tx.view, typ, t, tx.db.opts.AutoCreate)
+	if err != nil {
+		return fmt.Errorf("insert into %q: %w", typ, err)
+	}
+	enc := encodeEntry(typ, device, t)
+	decoded, _, err := tablet.Decode(enc, entryTabletPos(enc))
+	if err != nil {
+		return fmt.Errorf("insert into %q: re-reading encoded tablet: %v: %w", typ, err, errs.ErrInternal)
+	}
+	if len(auto) > 0 {
+		if err := tx.applyOps(auto); err != nil {
+			return fmt.Errorf("insert into %q: %w", typ, err)
+		}
+	}
+	tx.entries = append(tx.entries, entry{typ: typ, device: device, t: decoded, enc: enc})
+	return nil
+}
+
+// Commit makes the transaction durable and visible, or changes nothing.
+// The transaction is finished afterwards either way.
+func (tx *Tx) Commit() error {
+	if err := tx.check("commit"); err != nil {
+		return err
+	}
+	tx.done = true
+	defer tx.discard()
+	if len(tx.ops) == 0 && len(tx.entries) == 0 {
+		return nil
+	}
+	return tx.db.commit(tx.ops, tx.entries)
+}
+
+// Rollback discards the transaction. Safe after Commit (no-op).
+func (tx *Tx) Rollback() {
+	tx.done = true
+	tx.discard()
+}
+
+func (tx *Tx) discard() { tx.ops, tx.entries, tx.view = nil, nil, nil }
+
+// validateDevice checks a device key: like a name, but may be empty.
+func validateDevice(device string) error {
+	if device == "" {
+		return nil
+	}
+	if err := schema.ValidateName("device", device); err != nil {
+		return err
+	}
+	return nil
+}
+
+// missing checks tablet t against type typ in cat and returns the
+// operations that make it fit: with autoCreate, the type and properties
+// it lacks; always, fixing the time representation of a type that has
+// none. Everything else that does not fit is an error naming the column.
+func missing(cat *schema.Catalog, typ string, t *tablet.Tablet, autoCreate bool) ([]schema.Op, error) {
+	var ops []schema.Op
+	ty, ok := cat.Type(typ)
+	if !ok {
+		if !autoCreate {
+			return nil, fmt.Errorf("type %q does not exist (create it, or open with auto-create): %w", typ, errs.ErrNotFound)
+		}
+		ops = append(ops, schema.Op{Kind: schema.CreateType, Type: typ, IfNotExists: true})
+	}
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		var p *schema.Property
+		if ty != nil {
+			p, ok = ty.Property(c.Name)
+		}
+		switch {
+		case p != nil && p.Type != c.Type:
+			return nil, fmt.Errorf("column %q is %s but property %s.%s is %s: %w", c.Name, c.Type, typ, c.Name, p.Type, errs.ErrInvalidArgument)
+		case p != nil:
+		case !autoCreate:
+			return nil, fmt.Errorf("property %s.%s does not exist (create it, or open with auto-create): %w", typ, c.Name, errs.ErrNotFound)
+		default:
+			ops = append(ops, schema.Op{Kind: schema.CreateProperty, Type: typ, Property: c.Name, PropertyType: c.Type, IfNotExists: true})
+		}
+	}
+	if t.TimeUnit != "" {
+		if ty == nil || !ty.TimeSet {
+			ops = append(ops, schema.Op{Kind: schema.SetTime, Type: typ, TimeUnit: t.TimeUnit, TimeZone: t.TimeZone})
+		} else if ty.TimeUnit != t.TimeUnit || ty.TimeZone != t.TimeZone {
+			return nil, fmt.Errorf("the time column is %s but type %q stores times as %s: %w",
+				timeName(t.TimeUnit, t.TimeZone), typ, timeName(ty.TimeUnit, ty.TimeZone), errs.ErrInvalidArgument)
+		}
+	}
+	return ops, nil
+}
+
+func timeName(unit, zone string) string {
+	switch {
+	case unit == "":
+		return "int64"
+	case zone == "":
+		return "timestamp[" + unit + "]"
+	}
+	return "timestamp[" + unit + ", " + zone + "]"
+}
+
+// resolve applies ops to base and maps every entry's columns to property
+// ids of the result. It changes nothing: the caller publishes the catalog.
+func resolve(base *schema.Catalog, ops []schema.Op, entries []entry) (*schema.Catalog, []write, error) {
+	cat := base
+	if len(ops) > 0 {
+		ch := base.Edit()
+		for _, op := range ops {
+			if err := ch.Apply(op); err != nil {
+				return nil, nil, err
+			}
+		}
+		cat = ch.Catalog()
+	}
+	writes := make([]write, len(entries))
+	for i, e := range entries {
+		if extra, err := missing(cat, e.typ, e.t, false); err != nil {
+			return nil, nil, fmt.Errorf("insert into %q: %w", e.typ, err)
+		} else if len(extra) > 0 {
+			return nil, nil, fmt.Errorf("insert into %q: time representation changed concurrently: %w", e.typ, errs.ErrConflict)
+		}
+		ty, _ := cat.Type(e.typ)
+		ids := make([]schema.PropertyID, len(e.t.Columns))
+		for j := range e.t.Columns {
+			p, _ := ty.Property(e.t.Columns[j].Name)
+			ids[j] = p.ID
+		}
+		writes[i] = write{typ: ty.ID, device: e.device, t: e.t, ids: ids}
+	}
+	return cat, writes, nil
+}
