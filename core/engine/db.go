@@ -112,7 +112,7 @@ func (db *DB) recover() error {
 		if err != nil {
 			return fmt.Errorf("log record at %d: %w", lsn, err)
 		}
-		cat, writes, err := resolve(db.pending, rec.ops, rec.entries)
+		cat, writes, err := resolve(db.pending, nil, rec.ops, rec.entries)
 		if err != nil {
 			return fmt.Errorf("log record at %d does not apply: %v: %w", lsn, err, errs.ErrCorrupt)
 		}
@@ -175,7 +175,8 @@ func (db *DB) Begin() (*Tx, error) {
 	if db.closed.Load() {
 		return nil, fmt.Errorf("begin: %w", errs.ErrClosed)
 	}
-	return &Tx{db: db, view: db.catalog.Load()}, nil
+	cat := db.catalog.Load()
+	return &Tx{db: db, base: cat, view: cat}, nil
 }
 
 // Exec runs a DDL script as one transaction.
@@ -222,14 +223,19 @@ func (db *DB) apply(writes []write) error {
 	return nil
 }
 
-// commit runs the commit protocol (see the package doc) for ops and entries.
-func (db *DB) commit(ops []schema.Op, entries []entry) error {
+// commit runs the commit protocol (see the package doc) for ops and
+// entries. view is the result of ops on base, reused when no commit came
+// in between (the common case) instead of applying ops again.
+func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entry) error {
 	db.commitMu.Lock()
 	if db.closed.Load() {
 		db.commitMu.Unlock()
 		return fmt.Errorf("commit: %w", errs.ErrClosed)
 	}
-	cat, writes, err := resolve(db.pending, ops, entries)
+	if db.pending != base {
+		view = nil
+	}
+	cat, writes, err := resolve(db.pending, view, ops, entries)
 	if err != nil {
 		db.commitMu.Unlock()
 		return fmt.Errorf("commit: %w", err)

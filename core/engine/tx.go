@@ -17,6 +17,7 @@ import (
 // checks everything again against the newest catalog.
 type Tx struct {
 	db      *DB
+	base    *schema.Catalog // the catalog view started from
 	view    *schema.Catalog
 	ops     []schema.Op
 	entries []entry
@@ -123,7 +124,7 @@ func (tx *Tx) Commit() error {
 	if len(tx.ops) == 0 && len(tx.entries) == 0 {
 		return nil
 	}
-	return tx.db.commit(tx.ops, tx.entries)
+	return tx.db.commit(tx.base, tx.view, tx.ops, tx.entries)
 }
 
 // Rollback discards the transaction. Safe after Commit (no-op).
@@ -132,7 +133,7 @@ func (tx *Tx) Rollback() {
 	tx.discard()
 }
 
-func (tx *Tx) discard() { tx.ops, tx.entries, tx.view = nil, nil, nil }
+func (tx *Tx) discard() { tx.ops, tx.entries, tx.view, tx.base = nil, nil, nil, nil }
 
 // validateDevice checks a device key: like a name, but may be empty.
 func validateDevice(device string) error {
@@ -197,9 +198,12 @@ func timeName(unit, zone string) string {
 
 // resolve applies ops to base and maps every entry's columns to property
 // ids of the result. It changes nothing: the caller publishes the catalog.
-func resolve(base *schema.Catalog, ops []schema.Op, entries []entry) (*schema.Catalog, []write, error) {
+// applied, when not nil, is the result of ops on base already computed.
+func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry) (*schema.Catalog, []write, error) {
 	cat := base
-	if len(ops) > 0 {
+	if applied != nil {
+		cat = applied
+	} else if len(ops) > 0 {
 		ch := base.Edit()
 		for _, op := range ops {
 			if err := ch.Apply(op); err != nil {
