@@ -177,10 +177,11 @@ func TestToRecord(t *testing.T) {
 				assert.Equal(t, tb.Times[i], tv, "time at row %d", i)
 			}
 			for i, p := range allProps {
-				assert.Equal(t, tc.want[i], arrowValues(t, rec.Column(2+i)), p.Name)
+				got := rec.Column(2 + i)
+				assert.Equal(t, tc.want[i], arrowValues(t, got), p.Name)
 				if tb.Columns[i].Validity == nil || tc.name == "validity_all_set" {
-					assert.Zero(t, rec.Column(2+i).NullN(), p.Name)
-					assert.Nil(t, rec.Column(2 + i).Data().Buffers()[0], "%s: no bitmap without nulls", p.Name)
+					assert.Zero(t, got.NullN(), p.Name)
+					assert.Nil(t, got.Data().Buffers()[0], "%s: no bitmap without nulls", p.Name)
 				}
 			}
 			assert.Positive(t, mem.CurrentAlloc())

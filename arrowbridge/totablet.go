@@ -26,9 +26,13 @@ const maxListedFields = 8
 // Every other column becomes a tablet.Column named by its field name, typed
 // as the package doc lists.
 //
+// Times keep the time column's unit; property timestamps become ns.
+//
 // The tablet borrows the record's buffers when the layout matches (zero
 // copy, sliced arrays included) and allocates only for conversions; the
-// caller keeps rec alive until the tablet is consumed.
+// caller keeps rec alive until the tablet is consumed. Arrow computes and
+// caches an array's unknown null count on first use, so convert a record
+// from one goroutine at a time.
 // Error kind: errs.ErrInvalidArgument, naming the column.
 func ToTablet(rec arrow.Record, timeColumn string) (*tablet.Tablet, error) {
 	if timeColumn == "" {
@@ -67,11 +71,11 @@ func ToTablet(rec arrow.Record, timeColumn string) (*tablet.Tablet, error) {
 			}
 			continue
 		}
-		c, err := column(name, arr)
-		if err != nil {
+		// Filled in place: a Column is large and full of pointers.
+		t.Columns = append(t.Columns, tablet.Column{})
+		if err := column(&t.Columns[len(t.Columns)-1], name, arr); err != nil {
 			return nil, err
 		}
-		t.Columns = append(t.Columns, c)
 	}
 	return t, nil
 }
@@ -150,23 +154,27 @@ func propertyType(name string, dt arrow.DataType) (schema.PropertyType, error) {
 	return 0, fmt.Errorf("column %q has unsupported Arrow type %s: %w", name, dt, errs.ErrInvalidArgument)
 }
 
-// column converts one non-time column.
-func column(name string, arr arrow.Array) (tablet.Column, error) {
+// emptyOffsets are the offsets of a var-width column without rows. Shared:
+// tablets are read-only for their consumers.
+var emptyOffsets = []int32{0}
+
+// column sets *c to the conversion of one non-time column.
+func column(c *tablet.Column, name string, arr arrow.Array) error {
 	pt, err := propertyType(name, arr.DataType())
 	if err != nil {
-		return tablet.Column{}, err
+		return err
 	}
-	c := tablet.Column{Name: name, Type: pt}
+	*c = tablet.Column{Name: name, Type: pt}
 	if arr.Len() == 0 {
 		if tablet.VarWidth(pt) {
-			c.Offsets = []int32{0}
+			c.Offsets = emptyOffsets
 		}
-		return c, nil
+		return nil
 	}
-	if err := fill(&c, arr); err != nil {
-		return tablet.Column{}, fmt.Errorf("column %q: %w", name, err)
+	if err := fill(c, arr); err != nil {
+		return fmt.Errorf("column %q: %w", name, err)
 	}
-	return c, nil
+	return nil
 }
 
 // fill sets c's buffers from arr (at least one row), whose type maps to c.Type.
@@ -427,8 +435,8 @@ func gatherViews[V string | []byte](c *tablet.Column, n, shift int, isValid func
 // decodeDictionary fills c with the dictionary's values looked up by index.
 // A row is null when its index is null or the value it points at is null.
 func decodeDictionary(c *tablet.Column, a *array.Dictionary) error {
-	dict, err := column(c.Name, a.Dictionary())
-	if err != nil {
+	var dict tablet.Column
+	if err := column(&dict, c.Name, a.Dictionary()); err != nil {
 		return fmt.Errorf("dictionary: %w", err)
 	}
 	idx := a.Indices()
