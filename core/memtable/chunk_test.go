@@ -1,0 +1,513 @@
+package memtable
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+func TestWriteMixesExistingAndNewColumns(t *testing.T) {
+	m := New(Options{BlockRows: 8})
+	c := m.Chunk(1, "d")
+	// id 9 is a property dropped later: it stays a column no one reads.
+	require.NoError(t, c.Write(tab(seq(0, 2), i64("a", int64(1), int64(2)), i64("gone", int64(90), int64(91))), ids(1, 9)))
+	require.NoError(t, c.Write(tab(seq(2, 2),
+		i64("c", int64(30), int64(31)),         // new
+		i64("a", int64(3), nil),                // existing
+		mkCol("d", schema.String, 0, "x", "y"), // new
+	), ids(3, 1, 4)))
+
+	assert.Equal(t, 4, c.Width())
+	got := readAll(c, ref(1, "a", schema.Int64), ref(3, "c", schema.Int64), ref(4, "d", schema.String), ref(5, "never", schema.Int64))
+	require.Equal(t, []int64{0, 1, 2, 3}, got.Times)
+	assert.Equal(t, []any{int64(1), int64(2), int64(3), nil}, column(got, 0))
+	assert.Equal(t, []any{nil, nil, int64(30), int64(31)}, column(got, 1))
+	assert.Equal(t, []any{nil, nil, "x", "y"}, column(got, 2))
+	assert.Equal(t, nulls(4), column(got, 3))
+	assert.Equal(t, []string{"a", "c", "d", "never"}, []string{got.Columns[0].Name, got.Columns[1].Name, got.Columns[2].Name, got.Columns[3].Name})
+}
+
+func TestWriteRejectsBadInputAndLeavesNoTrace(t *testing.T) {
+	short := i64("a", int64(1))
+	short.Values = short.Values[:4]
+	badOffsets := mkCol("s", schema.String, 0, "ab", "c")
+	badOffsets.Offsets = []int32{0, 2, 1}
+	cases := []struct {
+		name string
+		tab  *tablet.Tablet
+		ids  []schema.PropertyID
+		want string
+	}{
+		{"duplicate existing id", tab(seq(10, 1), i64("a", int64(1)), i64("a2", int64(2))), ids(1, 1), `"a2"`},
+		{"duplicate new id", tab(seq(10, 1), i64("n", int64(1)), i64("a", int64(1)), i64("n2", int64(2))), ids(7, 1, 7), `"n2"`},
+		{"type mismatch", tab(seq(10, 1), i64("n", int64(1)), i64("b", int64(1))), ids(7, 2), `"b"`},
+		{"mismatch after new", tab(seq(10, 1), i64("n", int64(1)), i64("m", int64(1)), mkCol("a", schema.Int32, 0, int32(1))), ids(7, 8, 1), `"a"`},
+		{"ids short", tab(seq(10, 1), i64("a", int64(1))), ids(), "1 columns with 0 ids"},
+		{"values short", tab(seq(10, 1), i64("n", int64(1)), short), ids(7, 1), `"a"`},
+		{"offsets out of order", tab(seq(10, 2), i64("n", int64(1), int64(2)), badOffsets), ids(7, 20), `"s"`},
+		{"unknown type", tab(seq(10, 1), i64("n", int64(1)), tablet.Column{Name: "z", Type: 42, Values: make([]byte, 8)}), ids(7, 21), `"z"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(Options{BlockRows: 8})
+			c := m.Chunk(1, "d")
+			require.NoError(t, c.Write(tab(seq(0, 3), i64("a", int64(1), nil, int64(3)), mkCol("b", schema.Double, 0, 0.5, 1.5, nil)), ids(1, 2)))
+			refs := []ColumnRef{ref(1, "a", schema.Int64), ref(2, "b", schema.Double), ref(7, "n", schema.Int64), ref(8, "m", schema.Int64)}
+			before := readAll(c, refs...)
+			mem, total := c.MemoryUsage(), m.MemoryUsage()
+
+			err := c.Write(tc.tab, tc.ids)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, errs.ErrInvalidArgument), err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, 3, c.Snapshot().Rows())
+			assert.Equal(t, 2, c.Width())
+			assert.Equal(t, mem, c.MemoryUsage())
+			assert.Equal(t, total, m.MemoryUsage())
+			assert.Equal(t, before, readAll(c, refs...))
+
+			// The ids a failed write tried to add are free for the next.
+			require.NoError(t, c.Write(tab(seq(3, 1), i64("m", int64(80)), i64("n", int64(70))), ids(8, 7)))
+			got := readAll(c, refs...)
+			assert.Equal(t, []any{nil, nil, nil, int64(70)}, column(got, 2))
+			assert.Equal(t, []any{nil, nil, nil, int64(80)}, column(got, 3))
+			assert.Equal(t, 4, c.Width())
+		})
+	}
+}
+
+func TestDuplicateNewIDsAcrossIndexRebuild(t *testing.T) {
+	m := New(Options{})
+	c := m.Chunk(1, "d")
+	cols := make([]tablet.Column, 0, 101)
+	idv := make([]schema.PropertyID, 0, 101)
+	for i := range 100 {
+		cols = append(cols, i64(fmt.Sprint("c", i), int64(i)))
+		idv = append(idv, schema.PropertyID(1000+i))
+	}
+	cols = append(cols, i64("again", int64(0)))
+	idv = append(idv, 1003)
+	err := c.Write(tab(seq(0, 1), cols...), idv)
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), `"again"`)
+	assert.Equal(t, 0, c.Width())
+	assert.Zero(t, c.MemoryUsage())
+
+	require.NoError(t, c.Write(tab(seq(0, 1), cols[:100]...), idv[:100]))
+	got := readAll(c, ref(1003, "c3", schema.Int64), ref(1099, "c99", schema.Int64))
+	assert.Equal(t, []any{int64(3)}, column(got, 0))
+	assert.Equal(t, []any{int64(99)}, column(got, 1))
+}
+
+func TestExistingValuesAndBitmapsSurviveExpansion(t *testing.T) {
+	m := New(Options{BlockRows: 8})
+	c := m.Chunk(1, "d")
+	// Rows 0..4: a with a null inside (a bitmap), b without nulls, s with a null.
+	require.NoError(t, c.Write(tab(seq(0, 5),
+		i64("a", int64(1), nil, int64(3), nil, int64(5)),
+		mkCol("b", schema.Boolean, 0, true, false, true, true, false),
+		mkCol("s", schema.String, 0, "x", nil, "zz", "", "w"),
+	), ids(1, 2, 3)))
+	// Row 5..9 (across the block boundary): new columns first, then old ones.
+	require.NoError(t, c.Write(tab(seq(5, 5),
+		i64("n1", int64(10), int64(11), int64(12), int64(13), int64(14)),
+		mkCol("s", schema.String, 0, "p", nil, nil, "q", nil),
+		i64("n2", nil, nil, int64(22), nil, int64(24)),
+		i64("a", int64(6), int64(7), nil, int64(9), int64(10)),
+	), ids(4, 3, 5, 1)))
+
+	got := readAll(c, ref(1, "a", schema.Int64), ref(2, "b", schema.Boolean), ref(3, "s", schema.String), ref(4, "n1", schema.Int64), ref(5, "n2", schema.Int64))
+	assert.Equal(t, []any{int64(1), nil, int64(3), nil, int64(5), int64(6), int64(7), nil, int64(9), int64(10)}, column(got, 0))
+	assert.Equal(t, []any{true, false, true, true, false, nil, nil, nil, nil, nil}, column(got, 1))
+	assert.Equal(t, []any{"x", nil, "zz", "", "w", "p", nil, nil, "q", nil}, column(got, 2))
+	assert.Equal(t, append(nulls(5), int64(10), int64(11), int64(12), int64(13), int64(14)), column(got, 3))
+	assert.Equal(t, append(nulls(7), int64(22), nil, int64(24)), column(got, 4))
+}
+
+func TestNoExpansionReordering(t *testing.T) {
+	m := New(Options{BlockRows: 8})
+	c := m.Chunk(1, "d")
+	names := []string{"a", "b", "c", "d", "e"}
+	first := make([]tablet.Column, len(names))
+	idv := make([]schema.PropertyID, len(names))
+	for i, n := range names {
+		first[i] = i64(n, int64(i), int64(i), int64(i))
+		idv[i] = schema.PropertyID(i + 1)
+	}
+	require.NoError(t, c.Write(tab(seq(0, 3), first...), idv))
+	mem := c.MemoryUsage()
+
+	rev := make([]tablet.Column, len(names))
+	rids := make([]schema.PropertyID, len(names))
+	for i := range names {
+		j := len(names) - 1 - i
+		rev[i] = i64(names[j], int64(100+j))
+		rids[i] = schema.PropertyID(j + 1)
+	}
+	require.NoError(t, c.Write(tab(seq(3, 1), rev...), rids))
+	assert.Equal(t, 5, c.Width())
+	assert.Equal(t, mem, c.MemoryUsage(), "a fourth row fits the blocks of the first three")
+	for i, n := range names {
+		got := readAll(c, ref(schema.PropertyID(i+1), n, schema.Int64))
+		assert.Equal(t, int64s(int64(i), int64(i), int64(i), int64(100+i)), column(got, 0), n)
+	}
+}
+
+func TestBitmapAlignmentWithTabletOffset(t *testing.T) {
+	for _, off := range []int{3, 13} {
+		for _, typ := range allTypes {
+			t.Run(fmt.Sprintf("offset=%d/%s", off, typeName(typ)), func(t *testing.T) {
+				m := New(Options{BlockRows: 8})
+				c := m.Chunk(1, "d")
+				// Two writes so that the second appends to a block that
+				// already has a bitmap, in the middle of a word.
+				w1 := []any{sample(typ, 1), nil, sample(typ, 3), sample(typ, 4), nil, sample(typ, 6)}
+				w2 := []any{nil, sample(typ, 8), sample(typ, 9), nil, sample(typ, 11), sample(typ, 12), sample(typ, 13)}
+				require.NoError(t, c.Write(tab(seq(0, len(w1)), mkCol("v", typ, off, w1...)), ids(1)))
+				require.NoError(t, c.Write(tab(seq(len(w1), len(w2)), mkCol("v", typ, off+1, w2...)), ids(1)))
+				got := readAll(c, ref(1, "v", typ))
+				assert.Equal(t, append(w1, w2...), column(got, 0))
+				assert.NotNil(t, got.Columns[0].Validity)
+			})
+		}
+	}
+}
+
+func TestHistoricalNullsAcrossBlocks(t *testing.T) {
+	m := New(Options{BlockRows: 8})
+	c := m.Chunk(1, "d")
+	for r := range 20 { // one row per write, as a stream would
+		require.NoError(t, c.Write(tab(seq(r, 1), i64("a", int64(r))), ids(1)))
+	}
+	mem := c.MemoryUsage()
+	// b first appears at row 20, in the third block, with a leading null.
+	require.NoError(t, c.Write(tab(seq(20, 6), i64("b", nil, int64(21), int64(22), nil, int64(24), int64(25))), ids(2)))
+	// b absent from rows 26..33, then back at 34 (a gap inside block 4).
+	require.NoError(t, c.Write(tab(seq(26, 8), i64("a", int64(26), int64(27), int64(28), int64(29), int64(30), int64(31), int64(32), int64(33))), ids(1)))
+	require.NoError(t, c.Write(tab(seq(34, 1), i64("b", int64(34))), ids(2)))
+
+	got := readAll(c, ref(1, "a", schema.Int64), ref(2, "b", schema.Int64))
+	require.Len(t, got.Times, 35)
+	wantB := append(nulls(21), int64(21), int64(22), nil, int64(24), int64(25))
+	wantB = append(append(wantB, nulls(8)...), int64(34))
+	assert.Equal(t, wantB, column(got, 1))
+	wantA := make([]any, 35)
+	for r := range 34 {
+		if r < 20 || r >= 26 {
+			wantA[r] = int64(r)
+		}
+	}
+	assert.Equal(t, wantA, column(got, 0))
+
+	// The new column allocated nothing for the first 20 rows: blocks 0 and
+	// 1 have no slot for it, and its block 2 starts at its first value.
+	st := c.state.Load()
+	for b := range 2 {
+		assert.Len(t, *st.blocks[b].slots.Load(), 1, "block %d", b)
+	}
+	s := &(*st.blocks[2].slots.Load())[1]
+	assert.Equal(t, int32(5), s.lo)
+	assert.Nil(t, s.buf.Load().valid, "a null inside block 2 but before its first value needs no bitmap")
+	assert.Greater(t, c.MemoryUsage(), mem)
+}
+
+func TestMemoryAccounting(t *testing.T) {
+	// The estimates of the structures around the buffers.
+	require.Equal(t, int64(28), colOverhead)
+	require.Equal(t, int64(72), rowBlockOverhead)
+	require.Equal(t, int64(16), slotSize)
+	require.Equal(t, int64(96), blockOverhead)
+
+	m := New(Options{BlockRows: 8})
+	c := m.Chunk(1, "d")
+	other := m.Chunk(2, "d")
+	steps := []struct {
+		name  string
+		tab   *tablet.Tablet
+		ids   []schema.PropertyID
+		delta int64
+	}{
+		{
+			"first write", tab(seq(0, 3), i64("i", int64(1), int64(2), int64(3)), mkCol("s", schema.String, 0, "a", "bb", "ccc")), ids(1, 2),
+			2*colOverhead + rowBlockOverhead +
+				8*8 + // times: 8 rows, the minimum
+				2*slotSize +
+				blockOverhead + 4*8 + // int64: 4 rows
+				blockOverhead + 5*4 + 8, // string: 4 rows of offsets, 6 bytes of data in 8
+		},
+		{"fits", tab(seq(3, 1), i64("i", int64(4))), ids(1), 0},
+		{"int64 grows 4 to 8 rows", tab(seq(4, 1), i64("i", int64(5))), ids(1), 4 * 8},
+		{
+			"string after a gap", tab(seq(5, 1), mkCol("s", schema.String, 0, "dddd")), ids(2),
+			4*4 + // offsets 5 to 9
+				8 + // data 8 to 16 bytes
+				8, // a validity word for the null rows 3 and 4
+		},
+		{
+			"next row block", tab(seq(6, 4), i64("i", int64(7), int64(8), int64(9), int64(10))), ids(1),
+			8 + // a validity word in block 0 for the null at row 5
+				rowBlockOverhead + 8*8 + 1*slotSize + blockOverhead + 2*8,
+		},
+		{"boolean and binary", tab(seq(10, 3), mkCol("b", schema.Boolean, 0, true, nil, false), mkCol("y", schema.Binary, 0, "\x00", nil, "\x01\x02")), ids(3, 4),
+			2*colOverhead + 3*slotSize + // slots grow from 1 to 4
+				blockOverhead + 8 + 8 + // one value word, one validity word
+				blockOverhead + 5*4 + 16 + 8, // offsets, data "\x00garbage\x01\x02" (10 bytes) in 16, validity
+		},
+	}
+	for _, s := range steps {
+		before, total := c.MemoryUsage(), m.MemoryUsage()
+		require.NoError(t, c.Write(s.tab, s.ids), s.name)
+		assert.Equal(t, s.delta, c.MemoryUsage()-before, s.name)
+		assert.Equal(t, s.delta, m.MemoryUsage()-total, s.name)
+	}
+	require.NoError(t, other.Write(tab(seq(0, 2), i64("x", int64(1), int64(2))), ids(1)))
+	assert.Equal(t, c.MemoryUsage()+other.MemoryUsage(), m.MemoryUsage())
+	c.Clear()
+	assert.Zero(t, c.MemoryUsage())
+	assert.Equal(t, other.MemoryUsage(), m.MemoryUsage())
+	m.Clear()
+	assert.Zero(t, m.MemoryUsage())
+}
+
+func TestCloneClearReuse(t *testing.T) {
+	m := New(Options{BlockRows: 8})
+	c := m.Chunk(1, "d")
+	require.NoError(t, c.Write(tab(seq(0, 10),
+		i64("a", int64(0), nil, int64(2), int64(3), int64(4), int64(5), nil, int64(7), int64(8), int64(9)),
+		mkCol("s", schema.String, 0, "a", "b", nil, "d", "e", "f", "g", "h", "i", "j"),
+		mkCol("f", schema.Boolean, 0, true, true, false, nil, true, false, true, true, false, true),
+	), ids(1, 2, 3)))
+	refs := []ColumnRef{ref(1, "a", schema.Int64), ref(2, "s", schema.String), ref(3, "f", schema.Boolean), ref(4, "n", schema.Int64)}
+	want := readAll(c, refs...)
+
+	mc := m.Clone()
+	cc, ok := mc.Lookup(1, "d")
+	require.True(t, ok)
+	assert.Equal(t, want, readAll(cc, refs...))
+	assert.Equal(t, cc.MemoryUsage(), mc.MemoryUsage())
+
+	// Writes to either side do not show in the other.
+	require.NoError(t, c.Write(tab(seq(10, 1), i64("a", int64(10)), i64("n", int64(1))), ids(1, 4)))
+	require.NoError(t, cc.Write(tab(seq(10, 2), mkCol("s", schema.String, 0, "k", "l"), i64("a", int64(-1), int64(-2))), ids(2, 1)))
+	orig, clone := readAll(c, refs...), readAll(cc, refs...)
+	assert.Equal(t, append(column(want, 0), int64(10)), column(orig, 0))
+	assert.Equal(t, append(column(want, 1), nil), column(orig, 1))
+	assert.Equal(t, append(nulls(10), int64(1)), column(orig, 3))
+	assert.Equal(t, append(column(want, 0), int64(-1), int64(-2)), column(clone, 0))
+	assert.Equal(t, append(column(want, 1), "k", "l"), column(clone, 1))
+	assert.Equal(t, nulls(12), column(clone, 3))
+	assert.Equal(t, 3, cc.Width())
+	assert.Equal(t, cc.MemoryUsage(), mc.MemoryUsage())
+
+	// Clear, then reuse: ids and types start afresh.
+	c.Clear()
+	assert.Zero(t, c.Snapshot().Rows())
+	assert.Zero(t, c.Width())
+	assert.Zero(t, m.MemoryUsage())
+	require.NoError(t, c.Write(tab(seq(5, 2), mkCol("a", schema.Double, 0, 1.5, nil)), ids(1)))
+	got := readAll(c, ref(1, "a", schema.Double), ref(2, "s", schema.String))
+	assert.Equal(t, []int64{5, 6}, got.Times)
+	assert.Equal(t, []any{1.5, nil}, column(got, 0))
+	assert.Equal(t, nulls(2), column(got, 1))
+	assert.Equal(t, c.MemoryUsage(), m.MemoryUsage())
+	assert.Equal(t, append(column(want, 0), int64(-1), int64(-2)), column(readAll(cc, refs...), 0), "clone unaffected by clear")
+
+	m.Clear()
+	_, ok = m.Lookup(1, "d")
+	assert.False(t, ok)
+	assert.Empty(t, m.Devices(1))
+	c2 := m.Chunk(1, "d")
+	require.NoError(t, c2.Write(tab(seq(0, 1), i64("a", int64(1))), ids(1)))
+	assert.Equal(t, c2.MemoryUsage(), m.MemoryUsage())
+}
+
+func TestEqualTimesAndOutOfOrder(t *testing.T) {
+	type write struct {
+		times []int64
+		a, b  []any
+	}
+	cases := []struct {
+		name       string
+		writes     []write
+		start, end int64
+		times      []int64
+		a, b       []any
+	}{
+		{
+			name:   "in order, no duplicates",
+			writes: []write{{[]int64{1, 2, 3}, int64s(10, 20, 30), []any{nil, int64(2), nil}}},
+			start:  math.MinInt64, end: math.MaxInt64,
+			times: []int64{1, 2, 3}, a: int64s(10, 20, 30), b: []any{nil, int64(2), nil},
+		},
+		{
+			name: "equal times merge, last non-null wins, null never overwrites",
+			writes: []write{
+				{[]int64{1, 2}, int64s(10, 20), []any{int64(1), nil}},
+				{[]int64{2, 2}, []any{nil, int64(22)}, []any{int64(5), nil}},
+				{[]int64{1}, []any{int64(11)}, []any{nil}},
+			},
+			start: math.MinInt64, end: math.MaxInt64,
+			times: []int64{1, 2}, a: int64s(11, 22), b: []any{int64(1), int64(5)},
+		},
+		{
+			name: "out of order sorts stably",
+			writes: []write{
+				{[]int64{5, 3, 9}, int64s(50, 30, 90), []any{nil, nil, nil}},
+				{[]int64{3, 1}, []any{nil, int64(10)}, []any{int64(3), nil}},
+				{[]int64{3}, []any{int64(33)}, []any{nil}},
+			},
+			start: math.MinInt64, end: math.MaxInt64,
+			times: []int64{1, 3, 5, 9}, a: int64s(10, 33, 50, 90), b: []any{nil, int64(3), nil, nil},
+		},
+		{
+			name:   "time range is half open",
+			writes: []write{{[]int64{4, 1, 3, 2, 5}, int64s(4, 1, 3, 2, 5), nulls(5)}},
+			start:  2, end: 5,
+			times: []int64{2, 3, 4}, a: int64s(2, 3, 4), b: nulls(3),
+		},
+		{
+			name:   "sorted range search",
+			writes: []write{{seq(0, 20), nulls(20), nulls(20)}, {seq(20, 5), int64s(1, 2, 3, 4, 5), nulls(5)}},
+			start:  19, end: 22,
+			times: []int64{19, 20, 21}, a: []any{nil, int64(1), int64(2)}, b: nulls(3),
+		},
+		{
+			name:   "empty range",
+			writes: []write{{[]int64{1, 2}, int64s(1, 2), nulls(2)}},
+			start:  3, end: 3,
+			times: []int64{}, a: []any{}, b: []any{},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(Options{BlockRows: 8})
+			c := m.Chunk(1, "d")
+			for _, w := range tc.writes {
+				require.NoError(t, c.Write(tab(w.times, i64("a", w.a...), i64("b", w.b...)), ids(1, 2)))
+			}
+			got := c.Snapshot().Read([]ColumnRef{ref(1, "a", schema.Int64), ref(2, "b", schema.Int64)}, tc.start, tc.end)
+			assert.Equal(t, tc.times, got.Times)
+			assert.Equal(t, tc.a, column(got, 0))
+			assert.Equal(t, tc.b, column(got, 1))
+		})
+	}
+}
+
+func TestReadColumnOfOtherTypeIsNull(t *testing.T) {
+	m := New(Options{})
+	c := m.Chunk(1, "d")
+	require.NoError(t, c.Write(tab(seq(0, 2), i64("a", int64(1), int64(2))), ids(1)))
+	got := readAll(c, ref(1, "a", schema.Double), ref(1, "again", schema.Int64), ref(1, "s", schema.String))
+	assert.Equal(t, nulls(2), column(got, 0))
+	assert.Equal(t, int64s(1, 2), column(got, 1))
+	assert.Nil(t, got.Columns[1].Validity, "no nulls, no bitmap")
+	assert.Equal(t, nulls(2), column(got, 2))
+	assert.Equal(t, []int32{0, 0, 0}, got.Columns[2].Offsets)
+
+	empty := m.Chunk(1, "empty").Snapshot().Read([]ColumnRef{ref(1, "a", schema.String)}, 0, 10)
+	assert.Empty(t, empty.Times)
+	assert.Equal(t, []int32{0}, empty.Columns[0].Offsets)
+}
+
+func TestReadOwnsItsMemory(t *testing.T) {
+	m := New(Options{BlockRows: 8})
+	c := m.Chunk(1, "d")
+	require.NoError(t, c.Write(tab(seq(0, 2), i64("a", int64(1), int64(2)), mkCol("s", schema.String, 0, "xy", "z")), ids(1, 2)))
+	refs := []ColumnRef{ref(1, "a", schema.Int64), ref(2, "s", schema.String)}
+	got := readAll(c, refs...)
+	for i := range got.Columns[0].Values {
+		got.Columns[0].Values[i] = 0xAA
+	}
+	for i := range got.Columns[1].Data {
+		got.Columns[1].Data[i] = 'Q'
+	}
+	got.Times[0] = 99
+	again := readAll(c, refs...)
+	assert.Equal(t, []int64{0, 1}, again.Times)
+	assert.Equal(t, int64s(1, 2), column(again, 0))
+	assert.Equal(t, []any{"xy", "z"}, column(again, 1))
+}
+
+func TestWideTabletThenAnotherWrite(t *testing.T) {
+	const width = 10_000
+	m := New(Options{})
+	c := m.Chunk(1, "d")
+	require.NoError(t, c.Write(tab(seq(0, 1), i64("s0", int64(-1))), ids(0)))
+	cols := make([]tablet.Column, width)
+	idv := make([]schema.PropertyID, width)
+	for i := range cols {
+		cols[i] = i64(fmt.Sprint("c", i), int64(i))
+		idv[i] = schema.PropertyID(i + 1)
+	}
+	require.NoError(t, c.Write(tab(seq(1, 1), cols...), idv))
+	require.Equal(t, width+1, c.Width())
+	// A second write: some old columns (reversed), one new, on the next row.
+	require.NoError(t, c.Write(tab(seq(2, 1), i64("new", int64(7)), i64("c9999", int64(-9999)), i64("c0", int64(-100)), i64("s0", int64(-2))), ids(width+1, width, 1, 0)))
+	require.Equal(t, width+2, c.Width())
+
+	refs := make([]ColumnRef, 0, width+2)
+	refs = append(refs, ref(0, "s0", schema.Int64))
+	for i := range width {
+		refs = append(refs, ref(schema.PropertyID(i+1), fmt.Sprint("c", i), schema.Int64))
+	}
+	refs = append(refs, ref(width+1, "new", schema.Int64))
+	got := readAll(c, refs...)
+	require.Len(t, got.Columns, width+2)
+	assert.Equal(t, []any{int64(-1), nil, int64(-2)}, column(got, 0))
+	assert.Equal(t, []any{nil, int64(0), int64(-100)}, column(got, 1))
+	assert.Equal(t, []any{nil, int64(5000), nil}, column(got, 5001))
+	assert.Equal(t, []any{nil, int64(width - 1), int64(-9999)}, column(got, width))
+	assert.Equal(t, []any{nil, nil, int64(7)}, column(got, width+1))
+	for i := 1; i <= width; i++ {
+		require.Equal(t, int64(i-1), got.Columns[i].Int64(1), "column %d", i)
+	}
+}
+
+func TestMemtableChunks(t *testing.T) {
+	m := New(Options{})
+	for _, d := range []string{"z", "", "b", "a"} {
+		m.Chunk(1, d)
+	}
+	m.Chunk(2, "other")
+	c1 := m.Chunk(1, "b")
+	c2, ok := m.Lookup(1, "b")
+	require.True(t, ok)
+	assert.Same(t, c1, c2)
+	_, ok = m.Lookup(2, "b")
+	assert.False(t, ok)
+	assert.Equal(t, []string{"", "a", "b", "z"}, m.Devices(1))
+	assert.Equal(t, []string{"other"}, m.Devices(2))
+	assert.Empty(t, m.Devices(3))
+
+	require.NoError(t, c1.Write(tab(seq(0, 1), i64("a", int64(1))), ids(1)))
+	require.NoError(t, m.Chunk(2, "other").Write(tab(seq(0, 3), mkCol("s", schema.String, 0, "x", "y", "z")), ids(1)))
+	var sum int64
+	for _, typ := range []schema.TypeID{1, 2} {
+		for _, d := range m.Devices(typ) {
+			c, _ := m.Lookup(typ, d)
+			sum += c.MemoryUsage()
+		}
+	}
+	assert.Equal(t, sum, m.MemoryUsage())
+	assert.Positive(t, sum)
+}
+
+func TestOptionsBlockRows(t *testing.T) {
+	cases := []struct{ in, want int }{{0, 1024}, {-5, 1024}, {1, 8}, {8, 8}, {100, 128}, {4096, 4096}}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.in), func(t *testing.T) {
+			m := New(Options{BlockRows: tc.in})
+			c := m.Chunk(1, "d")
+			assert.Equal(t, tc.want, c.blockRows)
+			assert.Equal(t, tc.want, 1<<c.shift)
+		})
+	}
+}

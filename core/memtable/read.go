@@ -1,0 +1,220 @@
+package memtable
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// ColumnRef names a column to read: its id, the name to give it in the
+// result, and its type.
+type ColumnRef struct {
+	ID   schema.PropertyID
+	Name string
+	Type schema.PropertyType
+}
+
+// Snapshot is a consistent, read-only view of a chunk: the rows and
+// columns published by the writes that completed before it was taken. It
+// is safe to use from any goroutine while writers go on. It must not be
+// used after the chunk (or its memtable) is cleared.
+type Snapshot struct {
+	st        *state
+	ix        *idTable
+	shift     uint
+	blockRows int
+}
+
+// Snapshot returns a view of the rows written so far; it never blocks a
+// writer.
+func (c *Chunk) Snapshot() Snapshot {
+	// The state first: an id table loaded after it knows every column of
+	// the state.
+	st := c.state.Load()
+	return Snapshot{st: st, ix: c.index.Load(), shift: c.shift, blockRows: c.blockRows}
+}
+
+// Rows returns the number of rows written (before merging equal times).
+func (s Snapshot) Rows() int {
+	if s.st == nil {
+		return 0
+	}
+	return s.st.rows
+}
+
+// Width returns the number of columns.
+func (s Snapshot) Width() int {
+	if s.st == nil {
+		return 0
+	}
+	return len(s.st.cols)
+}
+
+// Read returns rows with start <= time < end, sorted by time, equal times
+// merged (per column the last non-null value in arrival order wins), with
+// the columns of cols in that order, named by ColumnRef.Name. A column the
+// chunk lacks, or has with another type than ColumnRef.Type, reads as all
+// null. A column's Validity is nil when it has no null in the result. The
+// result owns its memory.
+func (s Snapshot) Read(cols []ColumnRef, start, end int64) *tablet.Tablet {
+	rs := s.selectRows(start, end)
+	out := &tablet.Tablet{Times: rs.times, Columns: make([]tablet.Column, len(cols))}
+	for i, ref := range cols {
+		out.Columns[i] = s.readColumn(ref, rs)
+	}
+	return out
+}
+
+// rowSet is the result rows of a Read: output row k merges the chunk rows
+// order[ends[k-1]:ends[k]] (in arrival order) and has time times[k].
+type rowSet struct {
+	order []int32
+	ends  []int32
+	times []int64
+}
+
+func (s Snapshot) selectRows(start, end int64) rowSet {
+	if s.st == nil || s.st.rows == 0 || start >= end {
+		return rowSet{times: []int64{}}
+	}
+	rows, mask := s.st.rows, s.blockRows-1
+	tv := make([][]int64, (rows+mask)>>s.shift)
+	for b := range tv {
+		tv[b] = *s.st.blocks[b].times.Load()
+	}
+	timeAt := func(r int32) int64 { return tv[r>>s.shift][int(r)&mask] }
+
+	var order []int32
+	if s.st.sorted {
+		lo := sort.Search(rows, func(i int) bool { return timeAt(int32(i)) >= start })
+		hi := sort.Search(rows, func(i int) bool { return timeAt(int32(i)) >= end })
+		order = make([]int32, hi-lo)
+		for i := range order {
+			order[i] = int32(lo + i)
+		}
+	} else {
+		for r := range int32(rows) {
+			if t := timeAt(r); t >= start && t < end {
+				order = append(order, r)
+			}
+		}
+		// Stable: equal times keep arrival order, which the merge needs.
+		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(timeAt(a), timeAt(b)) })
+	}
+	rs := rowSet{order: order, ends: make([]int32, 0, len(order)), times: make([]int64, 0, len(order))}
+	for i := 0; i < len(order); {
+		t := timeAt(order[i])
+		j := i + 1
+		for j < len(order) && timeAt(order[j]) == t {
+			j++
+		}
+		rs.times = append(rs.times, t)
+		rs.ends = append(rs.ends, int32(j))
+		i = j
+	}
+	return rs
+}
+
+// view is what a reader sees of one column block: block-relative rows
+// [lo, end) held in b, clipped to the snapshot's rows.
+type view struct {
+	lo, end int
+	b       *blockBufs
+}
+
+// views returns the column blocks of position p, one per row block.
+func (s Snapshot) views(p int) []view {
+	rows := s.st.rows
+	vs := make([]view, (rows+s.blockRows-1)>>s.shift)
+	for bi := range vs {
+		sp := s.st.blocks[bi].slots.Load()
+		if sp == nil || p >= len(*sp) {
+			continue
+		}
+		sl := &(*sp)[p]
+		n := int(sl.n.Load()) // before buf and lo: see slot
+		if n == 0 {
+			continue
+		}
+		lo := int(sl.lo)
+		vs[bi] = view{lo: lo, end: min(lo+n, rows-bi*s.blockRows), b: sl.buf.Load()}
+	}
+	return vs
+}
+
+// cell returns the view of chunk row r and the row's index in its buffers,
+// or nil when the row is null.
+func (s Snapshot) cell(vs []view, r int32) (*view, int) {
+	v := &vs[r>>s.shift]
+	i := int(r) & (s.blockRows - 1)
+	if v.b == nil || i < v.lo || i >= v.end {
+		return nil, 0
+	}
+	i -= v.lo
+	if v.b.valid != nil && !loadBit(v.b.valid, i) {
+		return nil, 0
+	}
+	return v, i
+}
+
+func (s Snapshot) readColumn(ref ColumnRef, rs rowSet) tablet.Column {
+	nout := len(rs.times)
+	col := tablet.Column{Name: ref.Name, Type: ref.Type}
+	wd := tablet.Width(ref.Type)
+	switch {
+	case ref.Type == schema.Boolean:
+		col.Values = make([]byte, (nout+7)/8)
+	case tablet.VarWidth(ref.Type):
+		col.Offsets = make([]int32, nout+1)
+		col.Data = []byte{}
+	default:
+		col.Values = make([]byte, nout*wd)
+	}
+	valid := make([]byte, (nout+7)/8)
+	p := -1
+	if s.st != nil {
+		p = s.ix.lookup(ref.ID, len(s.st.cols))
+		if p >= 0 && s.st.cols[p].typ != ref.Type {
+			p = -1
+		}
+	}
+	nulls := nout
+	if p >= 0 {
+		vs := s.views(p)
+		begin := int32(0)
+		for k, e := range rs.ends {
+			var v *view
+			var i int
+			for j := e - 1; j >= begin && v == nil; j-- { // the last non-null wins
+				v, i = s.cell(vs, rs.order[j])
+			}
+			begin = e
+			if v == nil {
+				if col.Offsets != nil {
+					col.Offsets[k+1] = col.Offsets[k]
+				}
+				continue
+			}
+			nulls--
+			valid[k>>3] |= 1 << (k & 7)
+			switch {
+			case ref.Type == schema.Boolean:
+				if loadBit(v.b.words, i) {
+					col.Values[k>>3] |= 1 << (k & 7)
+				}
+			case col.Offsets != nil:
+				col.Data = append(col.Data, v.b.vals[v.b.offs[i]:v.b.offs[i+1]]...)
+				col.Offsets[k+1] = int32(len(col.Data))
+			default:
+				copy(col.Values[k*wd:(k+1)*wd], v.b.vals[i*wd:(i+1)*wd])
+			}
+		}
+	}
+	if nulls > 0 {
+		col.Validity = valid
+	}
+	return col
+}
