@@ -1,0 +1,630 @@
+package wal
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/arcadego/arcadego/core/errs"
+)
+
+// LSN is the position of a record: an opaque number, strictly increasing in
+// append order (across segments too). Its encoding is not promised.
+type LSN uint64
+
+// Stats counts the log's work since Open.
+type Stats struct {
+	Appends   uint64
+	Fsyncs    uint64 // file fsyncs (data and directory)
+	Bytes     uint64 // record bytes appended, framing included
+	Segments  int    // live segment files
+	Truncated uint64 // bytes of torn tail cut off by Open
+}
+
+// Log is a write-ahead log in a directory of segment files. It is safe for
+// concurrent use. The caller owns the directory: the log assumes no other
+// process writes it (the engine locks the directory).
+//
+// Invariants:
+//   - segs holds the live segments, oldest first, with consecutive
+//     numbers; the last one is the active segment, open as f. Records are
+//     only ever written at the end of the active segment.
+//   - written is the position just past the last record; durable <= written,
+//     and every record with LSN < durable has been covered by an fsync
+//     (records found by Open count as durable). Both only grow.
+//   - Once failure is set (a write or fsync failed) it never clears: after a
+//     failed fsync the kernel may have dropped the dirty pages and marked
+//     them clean, so a retried fsync could succeed without the data ever
+//     reaching the disk. The log must be reopened, which re-reads the files.
+//
+// Lock order: mu, then fileMu; syncMu is never held with either. A sync
+// leader holds neither mu nor syncMu while it fsyncs, so appends go on
+// during an fsync and their Syncs join the next one.
+type Log struct {
+	dir  string
+	opts Options
+
+	// mu guards f, segs and buf, and orders appends.
+	mu   sync.Mutex
+	f    *os.File
+	segs []segment
+	buf  []byte // frame scratch for Append
+
+	// fileMu keeps a segment file open while a leader fsyncs it without mu:
+	// the leader holds it shared, rotation holds it exclusively to close the
+	// old file.
+	fileMu sync.RWMutex
+
+	written atomic.Uint64 // changed only under mu
+	durable atomic.Uint64
+	closed  atomic.Bool // set once, under mu
+	failure atomic.Pointer[error]
+
+	// syncMu and cond guard syncing: an fsync by a group-commit leader (or
+	// Close) is in flight. Followers wait on cond.
+	syncMu  sync.Mutex
+	cond    *sync.Cond
+	syncing bool
+
+	stop, done chan struct{} // the SyncNormal flusher; nil in other modes
+
+	appends, fsyncs, bytes, truncated atomic.Uint64
+}
+
+// segment is one live segment file. size is where its valid records end;
+// for the active segment, the next record's offset.
+type segment struct {
+	seq  uint64
+	size int64
+}
+
+// syncFile is the fsync used for every file and directory; tests replace
+// it to inject failures.
+var syncFile = (*os.File).Sync
+
+// Open opens or creates the log in dir (the directory must exist). It
+// checks every segment, truncating a torn tail of the last one; corruption
+// elsewhere is an error (kind errs.ErrCorrupt) naming the file and offset.
+// Opening a log that has segments creates no file.
+func Open(dir string, opts Options) (*Log, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("open wal %s: %w", dir, errs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, ioErr("open", err)
+	}
+	var seqs []uint64
+	for _, e := range entries {
+		if seq, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
+			seqs = append(seqs, seq)
+		}
+	}
+	slices.Sort(seqs)
+
+	l := &Log{dir: dir, opts: opts}
+	l.cond = sync.NewCond(&l.syncMu)
+	if len(seqs) == 0 {
+		if l.f, err = l.createSegment(1); err != nil {
+			return nil, err
+		}
+		l.segs = []segment{{1, headerSize}}
+	} else if err := l.load(seqs); err != nil {
+		return nil, err
+	}
+	last := l.segs[len(l.segs)-1]
+	l.written.Store(pos(last.seq, last.size))
+	l.durable.Store(l.written.Load())
+	if opts.Sync == SyncNormal {
+		l.stop, l.done = make(chan struct{}), make(chan struct{})
+		go l.flusher()
+	}
+	return l, nil
+}
+
+// load validates the existing segments and opens the last one.
+func (l *Log) load(seqs []uint64) error {
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] != seqs[i-1]+1 {
+			return fmt.Errorf("wal segment %s at offset 0: missing, yet %s and %s exist: %w",
+				l.path(seqs[i-1]+1), segmentName(seqs[i-1]), segmentName(seqs[i]), errs.ErrCorrupt)
+		}
+	}
+	var buf []byte
+	for i, seq := range seqs {
+		last := i == len(seqs)-1
+		size, f, err := l.loadSegment(seq, last, &buf)
+		if err != nil {
+			return err
+		}
+		l.segs = append(l.segs, segment{seq, size})
+		if last {
+			l.f = f
+		}
+	}
+	return nil
+}
+
+// loadSegment validates one segment and returns where its records end. The
+// last segment may have a torn tail, which is cut off; it is returned open.
+func (l *Log) loadSegment(seq uint64, last bool, buf *[]byte) (size int64, _ *os.File, err error) {
+	path := l.path(seq)
+	flag := os.O_RDONLY
+	if last {
+		flag = os.O_RDWR
+	}
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		return 0, nil, ioErr("open segment", err)
+	}
+	defer func() {
+		if err != nil || !last {
+			f.Close()
+		}
+	}()
+	data, err := readFile(f, buf)
+	if err != nil {
+		return 0, nil, err
+	}
+
+	if len(data) < headerSize {
+		// A crash right after creating the file leaves it empty, or
+		// holding part of its header: start it afresh.
+		want := encodeHeader(seq)
+		if !last || !(bytes.Equal(data, want[:len(data)]) || allZero(data)) {
+			return 0, nil, corrupt(path, 0, fmt.Sprintf("segment header is %d of %d bytes", len(data), headerSize))
+		}
+		if _, err := f.WriteAt(want, 0); err != nil {
+			return 0, nil, ioErr("rewrite segment header", err)
+		}
+		if l.opts.Sync != SyncOff {
+			if err := l.fsync(f); err != nil {
+				return 0, nil, err
+			}
+		}
+		return headerSize, f, nil
+	}
+	if off, problem, ok := checkHeader(data[:headerSize], seq); !ok {
+		return 0, nil, corrupt(path, off, problem)
+	}
+
+	bad, _ := scanRecords(data, func(int, byte, []byte) error { return nil })
+	if bad == nil {
+		return int64(len(data)), f, nil
+	}
+	if !last {
+		return 0, nil, corrupt(path, bad.off, bad.reason)
+	}
+	if next := findRecord(data, bad.off+1); next >= 0 {
+		return 0, nil, corrupt(path, bad.off, fmt.Sprintf("%s, yet a valid record follows at offset %d", bad.reason, next))
+	}
+	// A torn tail: the write of the last records was cut short.
+	if err := f.Truncate(int64(bad.off)); err != nil {
+		return 0, nil, ioErr("truncate torn tail", err)
+	}
+	if l.opts.Sync != SyncOff {
+		if err := l.fsync(f); err != nil {
+			return 0, nil, err
+		}
+	}
+	l.truncated.Add(uint64(len(data) - bad.off))
+	return int64(bad.off), f, nil
+}
+
+// readFile reads all of f into *buf, growing it as needed.
+func readFile(f *os.File, buf *[]byte) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, ioErr("stat segment", err)
+	}
+	n := int(fi.Size())
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	data := (*buf)[:n]
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, ioErr("read segment", err)
+	}
+	return data, nil
+}
+
+func allZero(p []byte) bool {
+	for _, b := range p {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Replay calls fn for each record in order. Call it before the first Append.
+// An error from fn stops the replay and is returned as is.
+//
+// Each payload is a fresh allocation that fn may keep; its first byte is
+// 8-byte aligned, so fixed-width values can be read in place.
+func (l *Log) Replay(fn func(lsn LSN, kind byte, payload []byte) error) error {
+	l.mu.Lock()
+	if l.closed.Load() {
+		l.mu.Unlock()
+		return l.closedErr()
+	}
+	segs := slices.Clone(l.segs)
+	l.mu.Unlock()
+
+	var buf []byte
+	for _, s := range segs {
+		path := l.path(s.seq)
+		f, err := os.Open(path)
+		if err != nil {
+			return ioErr("open segment", err)
+		}
+		if cap(buf) < int(s.size) {
+			buf = make([]byte, s.size)
+		}
+		data := buf[:s.size]
+		_, err = io.ReadFull(f, data)
+		f.Close()
+		if err != nil {
+			return ioErr("read segment", err)
+		}
+		if off, problem, ok := checkHeader(data[:headerSize], s.seq); !ok {
+			return corrupt(path, off, problem)
+		}
+		bad, err := scanRecords(data, func(off int, kind byte, payload []byte) error {
+			return fn(LSN(pos(s.seq, int64(off))), kind, alignedCopy(payload))
+		})
+		if err != nil {
+			return err
+		}
+		if bad != nil { // the file changed since Open checked it
+			return corrupt(path, bad.off, bad.reason)
+		}
+	}
+	return nil
+}
+
+// Append writes one record (not yet durable) and returns its LSN. Records
+// are written in call order. payload may be reused once Append returns.
+// A failed write fails the log, as a failed fsync does.
+func (l *Log) Append(kind byte, payload []byte) (LSN, error) {
+	if len(payload) > MaxPayload {
+		return 0, fmt.Errorf("wal append of %d bytes: exceeds MaxPayload (%d): %w", len(payload), MaxPayload, errs.ErrInvalidArgument)
+	}
+	n := int64(frameSize + len(payload))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return 0, err
+	}
+	cur := &l.segs[len(l.segs)-1]
+	if cur.size > headerSize && cur.size+n > l.opts.SegmentBytes {
+		if err := l.rotate(); err != nil {
+			return 0, err
+		}
+		cur = &l.segs[len(l.segs)-1]
+	}
+	l.buf = appendFrame(l.buf[:0], kind, payload)
+	if _, err := l.f.WriteAt(l.buf, cur.size); err != nil {
+		return 0, l.fail(ioErr("write", err))
+	}
+	if cap(l.buf) > 1<<20 { // do not pin a large record's buffer
+		l.buf = nil
+	}
+	lsn := pos(cur.seq, cur.size)
+	cur.size += n
+	l.written.Store(pos(cur.seq, cur.size))
+	l.appends.Add(1)
+	l.bytes.Add(uint64(n))
+	return LSN(lsn), nil
+}
+
+// Sync returns once the record at lsn is as durable as the sync mode
+// promises. Concurrent callers share one fsync (group commit).
+//
+// In SyncFull it waits for an fsync that began after the record was
+// written: one caller leads and fsyncs everything written so far, the
+// others wait for it, and a caller whose record is already covered
+// returns at once. In SyncNormal and SyncOff it returns at once.
+func (l *Log) Sync(lsn LSN) error {
+	if l.closed.Load() {
+		return l.closedErr()
+	}
+	if err := l.failed(); err != nil {
+		return err
+	}
+	if l.opts.Sync != SyncFull {
+		return nil
+	}
+	if uint64(lsn) >= l.written.Load() {
+		return fmt.Errorf("wal sync of lsn %d: past the end of the log: %w", lsn, errs.ErrInvalidArgument)
+	}
+	return l.groupSync(uint64(lsn))
+}
+
+// groupSync returns once durable > lsn, leading an fsync when none is in
+// flight and following the running one otherwise.
+func (l *Log) groupSync(lsn uint64) error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	for {
+		switch {
+		case lsn < l.durable.Load():
+			return nil
+		case l.failed() != nil:
+			return l.failed()
+		case l.closed.Load():
+			return l.closedErr()
+		case l.syncing:
+			l.cond.Wait()
+			continue
+		}
+		l.syncing = true
+		l.syncMu.Unlock()
+		err := l.syncActive()
+		l.syncMu.Lock()
+		l.syncing = false
+		l.cond.Broadcast()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// syncActive fsyncs the active segment and advances durable to what was
+// written before the fsync began. The caller must be the leader.
+func (l *Log) syncActive() error {
+	l.mu.Lock()
+	f, target := l.f, l.written.Load()
+	l.fileMu.RLock()
+	l.mu.Unlock()
+	err := l.fsync(f)
+	l.fileMu.RUnlock()
+	if err != nil {
+		return err
+	}
+	l.advanceDurable(target)
+	return nil
+}
+
+func (l *Log) advanceDurable(to uint64) {
+	for {
+		d := l.durable.Load()
+		if to <= d || l.durable.CompareAndSwap(d, to) {
+			return
+		}
+	}
+}
+
+// flusher is SyncNormal's background fsync.
+func (l *Log) flusher() {
+	defer close(l.done)
+	t := time.NewTicker(l.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			if w := l.written.Load(); w > l.durable.Load() {
+				if err := l.groupSync(w - 1); err != nil {
+					return // failed or closed: later calls report it
+				}
+			}
+		}
+	}
+}
+
+// Rotate closes the current segment and starts a new one, returning the
+// LSN at which the new segment starts.
+func (l *Log) Rotate() (LSN, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return 0, err
+	}
+	if err := l.rotate(); err != nil {
+		return 0, err
+	}
+	return LSN(l.written.Load()), nil
+}
+
+// rotate makes the old segment durable (so a later fsync of the new one
+// covers everything before it), then switches to a new segment. Called
+// with mu held.
+func (l *Log) rotate() error {
+	old := l.f
+	cur := l.segs[len(l.segs)-1]
+	if l.opts.Sync != SyncOff {
+		if err := l.fsync(old); err != nil {
+			return err
+		}
+		l.advanceDurable(l.written.Load())
+	}
+	f, err := l.createSegment(cur.seq + 1)
+	if err != nil {
+		return err
+	}
+	l.f = f
+	l.segs = append(l.segs, segment{cur.seq + 1, headerSize})
+	l.written.Store(pos(cur.seq+1, headerSize))
+	l.fileMu.Lock() // wait for a leader still fsyncing old
+	// The data is already fsynced (or the mode does not care), so a close
+	// error has nothing left to tell.
+	_ = old.Close()
+	l.fileMu.Unlock()
+	return nil
+}
+
+// createSegment creates segment seq with its header and makes its
+// directory entry durable.
+func (l *Log) createSegment(seq uint64) (*os.File, error) {
+	if seq > maxSeq {
+		return nil, fmt.Errorf("wal %s: segment numbers exhausted: %w", l.dir, errs.ErrInternal)
+	}
+	path := l.path(seq)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, ioErr("create segment", err)
+	}
+	if _, err = f.WriteAt(encodeHeader(seq), 0); err != nil {
+		err = ioErr("write segment header", err)
+	} else if l.opts.Sync != SyncOff {
+		err = l.syncDir()
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return f, nil
+}
+
+// TruncateBefore deletes the segments whose records all have LSN < lsn.
+// The active segment is never deleted; Rotate first to release it. Do not
+// run it concurrently with Replay.
+func (l *Log) TruncateBefore(lsn LSN) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.usable(); err != nil {
+		return err
+	}
+	n := 0
+	for n < len(l.segs)-1 && uint64(lsn) >= pos(l.segs[n].seq, l.segs[n].size) {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	// Oldest first, so a crash midway leaves no gap in the numbers.
+	for n > 0 {
+		if err := os.Remove(l.path(l.segs[0].seq)); err != nil {
+			return ioErr("remove segment", err)
+		}
+		l.segs = l.segs[1:]
+		n--
+	}
+	if l.opts.Sync != SyncOff {
+		return l.syncDir()
+	}
+	return nil
+}
+
+// Stats returns counters. It works after Close too.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	segs := len(l.segs)
+	l.mu.Unlock()
+	return Stats{
+		Appends:   l.appends.Load(),
+		Fsyncs:    l.fsyncs.Load(),
+		Bytes:     l.bytes.Load(),
+		Segments:  segs,
+		Truncated: l.truncated.Load(),
+	}
+}
+
+// Close syncs (unless SyncOff) and closes the log. Later calls return errs.ErrClosed.
+// If the log has failed, Close releases it and returns the failure.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed.Load() {
+		l.mu.Unlock()
+		return l.closedErr()
+	}
+	l.closed.Store(true)
+	l.mu.Unlock()
+	if l.stop != nil {
+		close(l.stop)
+		<-l.done
+	}
+
+	// Take the leader's seat for good, so no fsync runs on a closed file.
+	l.syncMu.Lock()
+	for l.syncing {
+		l.cond.Wait()
+	}
+	l.syncing = true
+	l.syncMu.Unlock()
+
+	var err error
+	if l.opts.Sync != SyncOff && l.written.Load() > l.durable.Load() {
+		err = l.syncActive()
+	}
+	if err == nil {
+		err = l.failed()
+	}
+	if cerr := l.f.Close(); cerr != nil && err == nil {
+		err = ioErr("close segment", cerr)
+	}
+
+	l.syncMu.Lock()
+	l.syncing = false
+	l.cond.Broadcast()
+	l.syncMu.Unlock()
+	return err
+}
+
+// usable reports why the log cannot take writes. Called with mu held.
+func (l *Log) usable() error {
+	if l.closed.Load() {
+		return l.closedErr()
+	}
+	return l.failed()
+}
+
+func (l *Log) closedErr() error { return fmt.Errorf("wal %s: %w", l.dir, errs.ErrClosed) }
+
+func (l *Log) failed() error {
+	if p := l.failure.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// fail records the log's first failure and returns it.
+func (l *Log) fail(err error) error {
+	l.failure.CompareAndSwap(nil, &err)
+	return l.failed()
+}
+
+// fsync fsyncs f, failing the log for good if that fails, and refusing to
+// try once it has failed.
+func (l *Log) fsync(f *os.File) error {
+	if err := l.failed(); err != nil {
+		return err
+	}
+	l.fsyncs.Add(1)
+	if err := syncFile(f); err != nil {
+		return l.fail(fmt.Errorf("wal fsync of %s failed, the log is unusable until reopened: %w: %w", f.Name(), errs.ErrIO, err))
+	}
+	return nil
+}
+
+func (l *Log) syncDir() error {
+	d, err := os.Open(l.dir)
+	if err != nil {
+		return ioErr("open directory", err)
+	}
+	defer d.Close()
+	return l.fsync(d)
+}
+
+func (l *Log) path(seq uint64) string { return filepath.Join(l.dir, segmentName(seq)) }
+
+func corrupt(path string, off int, problem string) error {
+	return fmt.Errorf("wal segment %s at offset %d: %s: %w", path, off, problem, errs.ErrCorrupt)
+}
+
+func ioErr(op string, err error) error { return fmt.Errorf("wal %s: %w: %w", op, errs.ErrIO, err) }
