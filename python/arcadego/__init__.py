@@ -1,0 +1,67 @@
+"""arcadego: an embedded, Arrow-native store for wide time series and typed
+documents.
+
+Quickstart::
+
+    import arcadego
+
+    with arcadego.connect("data") as db:
+        with db.transaction() as tx:            # schema setup: one durable write
+            tx.create_type("A")
+            tx.create_property("A", "k", "INT64")
+            tx.create_index("A", ["k"], unique=False)
+        db.insert("A", {"time": [1, 2, 3], "k": [10, None, 30]}, device="d1")
+        print(db.scan("A", columns=["k"], device="d1").to_pylist())
+
+Inputs: anything with ``__arrow_c_stream__`` or ``__arrow_c_array__``
+(pyarrow, polars, DuckDB, nanoarrow), pandas DataFrames, dicts of lists or
+numpy arrays. Results implement ``__arrow_c_stream__`` and convert with
+``to_arrow()``, ``to_pandas()``, ``to_pylist()``, ``to_pydict()``.
+
+The library (a Go runtime) is loaded at import. It does not survive
+``fork()``: in a forked child every call raises :class:`Error`; use the
+"spawn" or "forkserver" start methods of multiprocessing.
+"""
+
+from __future__ import annotations
+
+from ._database import Database, Transaction, connect, quote_name, set_runtime
+from ._errors import (
+    AlreadyExistsError,
+    CanceledError,
+    ClosedError,
+    ConflictError,
+    CorruptError,
+    Error,
+    InternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    PerformanceWarning,
+    StorageError,
+)
+from ._lib import library_path, version as library_version
+from ._result import Result
+from ._version import __version__
+
+__all__ = [
+    "connect",
+    "Database",
+    "Transaction",
+    "Result",
+    "set_runtime",
+    "quote_name",
+    "library_path",
+    "library_version",
+    "Error",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "AlreadyExistsError",
+    "ConflictError",
+    "StorageError",
+    "ClosedError",
+    "CorruptError",
+    "CanceledError",
+    "InternalError",
+    "PerformanceWarning",
+    "__version__",
+]

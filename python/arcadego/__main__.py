@@ -1,0 +1,7 @@
+"""``python -m arcadego``: the CLI."""
+
+import sys
+
+from ._cli import main
+
+sys.exit(main())

@@ -1,0 +1,43 @@
+"""The ``arcadego`` command: a small CLI over a database directory.
+
+    arcadego describe PATH [TYPE]   print the schema as JSON
+    arcadego exec PATH SCRIPT       run a DDL script ("-" reads it from stdin)
+    arcadego version                print the package and library versions
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+import arcadego
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="arcadego", description="arcadego database tool")
+    sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("describe", help="print the schema as JSON")
+    d.add_argument("path")
+    d.add_argument("type", nargs="?", default=None)
+    e = sub.add_parser("exec", help="run a DDL script as one transaction")
+    e.add_argument("path")
+    e.add_argument("script", help='the script text, or "-" to read it from stdin')
+    sub.add_parser("version", help="print the versions")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "version":
+            print(f"arcadego {arcadego.__version__} (library {arcadego.library_version()})")
+            return 0
+        with arcadego.connect(args.path) as db:
+            if args.command == "describe":
+                print(json.dumps(db.describe(args.type), indent=2))
+            else:
+                script = sys.stdin.read() if args.script == "-" else args.script
+                db.execute(script)
+    except arcadego.Error as err:
+        print(f"arcadego: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,192 @@
+"""Read an ArrowArrayStream into Python values without pyarrow.
+
+Handles the types the engine emits (utf8, large_utf8, binary, large_binary,
+int8..int64, uint8..uint64, float32, float64, bool, timestamp of any unit
+and zone, date32, date64, null). numpy does the bulk conversion; values are
+copied out before each batch is released.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime as _dt
+from typing import Any, Callable
+
+import numpy as np
+
+from ._cdata import (
+    ArrayRelease,
+    ArrowArray,
+    ArrowArrayStream,
+    ArrowSchema,
+    SchemaRelease,
+    StreamGetLastError,
+    StreamGetNext,
+    StreamGetSchema,
+    StreamRelease,
+    call_release,
+)
+from ._errors import CanceledError, Error, InternalError, InvalidArgumentError, StorageError
+
+__all__ = ["read_stream", "Field"]
+
+_ECANCELED = 125
+_ERRNO_ERRORS: dict[int, type[Error]] = {
+    22: InvalidArgumentError,  # EINVAL
+    5: StorageError,  # EIO
+    _ECANCELED: CanceledError,
+}
+
+_INTS = {"c": np.int8, "C": np.uint8, "s": np.int16, "S": np.uint16,
+         "i": np.int32, "I": np.uint32, "l": np.int64, "L": np.uint64,
+         "f": np.float32, "g": np.float64, "e": np.float16}
+_TS_NUMPY_UNIT = {"s": "s", "m": "ms", "u": "us", "n": "ns"}
+
+
+class Field:
+    """Name and Arrow format of one column."""
+
+    __slots__ = ("name", "format")
+
+    def __init__(self, name: str, fmt: str) -> None:
+        self.name = name
+        self.format = fmt
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r}, {self.format!r})"
+
+
+def _view(address: int | None, dtype: Any, count: int) -> np.ndarray:
+    if count <= 0 or not address:
+        return np.empty(0, dtype=dtype)
+    nbytes = count * np.dtype(dtype).itemsize
+    return np.frombuffer((ctypes.c_char * nbytes).from_address(address), dtype=dtype, count=count)
+
+
+def _bits(address: int | None, offset: int, length: int) -> np.ndarray:
+    raw = _view(address, np.uint8, (offset + length + 7) // 8)
+    return np.unpackbits(raw, bitorder="little")[offset:offset + length].astype(np.bool_)
+
+
+def _tzinfo(tz: str) -> _dt.tzinfo | None:
+    if not tz:
+        return None
+    if tz in ("UTC", "utc", "Z", "+00:00", "Etc/UTC"):
+        return _dt.timezone.utc
+    if tz[0] in "+-" and len(tz) == 6 and tz[3] == ":":
+        sign = 1 if tz[0] == "+" else -1
+        return _dt.timezone(sign * _dt.timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))
+    try:
+        import zoneinfo
+
+        return zoneinfo.ZoneInfo(tz)
+    except Exception:  # unknown zone: keep UTC rather than fail the read
+        return _dt.timezone.utc
+
+
+def _timestamps(ints: np.ndarray, unit: str, tz: str) -> list[Any]:
+    values = ints.astype(f"datetime64[{_TS_NUMPY_UNIT[unit]}]").astype("datetime64[us]").tolist()
+    info = _tzinfo(tz)
+    if info is None:
+        return values
+    out: list[Any] = []
+    for v in values:
+        if isinstance(v, _dt.datetime):
+            v = v.replace(tzinfo=_dt.timezone.utc)
+            if info is not _dt.timezone.utc:
+                v = v.astimezone(info)
+        out.append(v)
+    return out
+
+
+def _column(arr: ArrowArray, fmt: str, offset: int, length: int) -> list[Any]:
+    """The values of one child array as a list (None for nulls)."""
+    bufs = arr.buffers
+    valid: np.ndarray | None = None
+    if arr.null_count != 0 and fmt != "n" and bufs[0]:
+        valid = _bits(bufs[0], offset, length)
+    if fmt == "n":
+        return [None] * length
+    if fmt in _INTS:
+        values = _view(bufs[1], _INTS[fmt], offset + length)[offset:].tolist()
+    elif fmt == "b":
+        values = _bits(bufs[1], offset, length).tolist()
+    elif fmt in ("u", "U", "z", "Z"):
+        odt = np.int32 if fmt in ("u", "z") else np.int64
+        offs = _view(bufs[1], odt, offset + length + 1)[offset:] if length else np.zeros(1, odt)
+        start, end = int(offs[0]), int(offs[-1])
+        blob = ctypes.string_at(bufs[2] + start, end - start) if end > start else b""
+        rel = (offs - start).tolist()
+        values = [blob[rel[i]:rel[i + 1]] for i in range(length)]
+        if fmt in ("u", "U"):
+            values = [v.decode("utf-8") for v in values]
+    elif fmt.startswith("ts") and len(fmt) >= 4:
+        ints = _view(bufs[1], np.int64, offset + length)[offset:]
+        values = _timestamps(ints, fmt[2], fmt[4:])
+    elif fmt == "tdD":
+        days = _view(bufs[1], np.int32, offset + length)[offset:]
+        values = days.astype("datetime64[D]").tolist()
+    elif fmt == "tdm":
+        ms = _view(bufs[1], np.int64, offset + length)[offset:]
+        values = ms.astype("datetime64[ms]").astype("datetime64[D]").tolist()
+    else:
+        raise InternalError(f"cannot read Arrow format {fmt!r} without pyarrow")
+    if valid is not None:
+        values = [v if ok else None for v, ok in zip(values, valid.tolist())]
+    return values
+
+
+def _stream_error(stream: Any, code: int, what: str) -> Error:
+    message = ""
+    if stream.contents.get_last_error:
+        p = StreamGetLastError(stream.contents.get_last_error)(stream)
+        if p:
+            message = ctypes.string_at(p).decode("utf-8", "replace")
+    cls = _ERRNO_ERRORS.get(code, Error)
+    return cls(f"{what}: {message or f'errno {code}'}")
+
+
+def read_stream(address: int, call: Callable[..., Any] | None = None) -> tuple[list[Field], list[list[Any]]]:
+    """Read every batch of the struct-typed stream at ``address`` into
+    columns of Python values, then release the stream.
+
+    ``call(fn, *args)`` runs the stream's get_next (so that a caller can make
+    it cancellable); by default it is called directly.
+    """
+    run = call or (lambda fn, *a: fn(*a))
+    stream = ctypes.cast(address, ctypes.POINTER(ArrowArrayStream))
+    try:
+        schema = ArrowSchema()
+        rc = StreamGetSchema(stream.contents.get_schema)(stream, ctypes.byref(schema))
+        if rc != 0:
+            raise _stream_error(stream, rc, "reading the result schema")
+        try:
+            fields = [
+                Field(ctypes.string_at(schema.children[i].contents.name).decode("utf-8")
+                      if schema.children[i].contents.name else "",
+                      ctypes.string_at(schema.children[i].contents.format).decode())
+                for i in range(schema.n_children)
+            ]
+        finally:
+            call_release(ctypes.pointer(schema), SchemaRelease)
+        columns: list[list[Any]] = [[] for _ in fields]
+        get_next = StreamGetNext(stream.contents.get_next)
+        while True:
+            batch = ArrowArray()
+            rc = run(get_next, stream, ctypes.byref(batch))
+            if rc != 0:
+                raise _stream_error(stream, rc, "reading a result batch")
+            if not batch.release:
+                break
+            try:
+                if batch.n_children != len(fields):
+                    raise InternalError(
+                        f"result batch has {batch.n_children} columns, schema {len(fields)}")
+                for i, f in enumerate(fields):
+                    child = batch.children[i].contents
+                    columns[i].extend(_column(child, f.format, batch.offset + child.offset, batch.length))
+            finally:
+                call_release(ctypes.pointer(batch), ArrayRelease)
+        return fields, columns
+    finally:
+        call_release(stream, StreamRelease)

@@ -1,0 +1,217 @@
+"""Loading libarcadego and calling it.
+
+The library is loaded when the package is imported. It contains a Go
+runtime, which imposes three rules that this module enforces:
+
+* Signal handlers: Go installs its SIGSEGV handler at load and chains to the
+  handler that was there before. A ``faulthandler.enable()`` *after* the load
+  replaces Go's handler, so a Go nil dereference that the library would have
+  recovered becomes fatal. pytest enables faulthandler after loading its
+  plugins (ours among them), so under pytest faulthandler is enabled here,
+  before the load; pytest's own call is then a no-op.
+* fork(): the Go runtime does not survive it. After a fork every call raises
+  :class:`arcadego.Error` in the child instead of hanging.
+* Ctrl-C: a call on the main thread that may run long (insert, scan) runs on
+  a helper thread while the main thread waits; KeyboardInterrupt then calls
+  ``arcadego_cancel`` and waits for the call to return before re-raising.
+
+ctypes releases the GIL during every call, so threads run calls in parallel.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import os
+import queue
+import sys
+import threading
+from ctypes import POINTER, c_char_p, c_int, c_void_p
+from typing import Any, Callable
+
+from ._cdata import _skip_release
+from ._errors import CanceledError, Error, error_for_code
+
+__all__ = ["lib", "library_path", "check", "check_fork", "run_cancellable", "FORK_MESSAGE"]
+
+FORK_MESSAGE = (
+    "arcadego cannot be used in a forked child; use the spawn or forkserver start method"
+)
+
+LIBRARY_NAME = "libarcadego.so"
+
+
+def library_path() -> str:
+    """Where the library is loaded from: $ARCADEGO_LIBRARY, else the package
+    directory."""
+    override = os.environ.get("ARCADEGO_LIBRARY")
+    if override:
+        return override
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
+
+
+def _load() -> ctypes.CDLL:
+    path = library_path()
+    if not os.path.exists(path):
+        raise ImportError(
+            f"arcadego: the native library was not found at {path}. Install the package with "
+            "`pip install .` (which builds it), or build it with `make lib` and set "
+            "ARCADEGO_LIBRARY=/path/to/libarcadego.so"
+        )
+    if "_pytest" in sys.modules and not faulthandler.is_enabled():
+        try:
+            faulthandler.enable()
+        except (AttributeError, ValueError, OSError):  # no usable stderr
+            pass
+    return ctypes.CDLL(path)
+
+
+lib = _load()
+
+_err = POINTER(c_void_p)
+
+
+def _proto(name: str, restype: Any, *argtypes: Any) -> None:
+    fn = getattr(lib, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+
+
+_proto("arcadego_version", c_char_p)
+_proto("arcadego_open", c_int, c_char_p, c_char_p, POINTER(c_void_p), _err)
+_proto("arcadego_close", c_int, c_void_p, _err)
+_proto("arcadego_begin", c_int, c_void_p, POINTER(c_void_p), _err)
+_proto("arcadego_tx_exec", c_int, c_void_p, c_char_p, _err)
+_proto("arcadego_tx_insert", c_int, c_void_p, c_char_p, c_char_p, c_void_p, c_void_p, _err)
+_proto("arcadego_tx_insert_stream", c_int, c_void_p, c_char_p, c_char_p, c_void_p, _err)
+_proto("arcadego_commit", c_int, c_void_p, _err)
+_proto("arcadego_rollback", c_int, c_void_p)
+_proto("arcadego_exec", c_int, c_void_p, c_char_p, _err)
+_proto("arcadego_insert", c_int, c_void_p, c_char_p, c_char_p, c_void_p, c_void_p, _err)
+_proto("arcadego_insert_stream", c_int, c_void_p, c_char_p, c_char_p, c_void_p, _err)
+_proto("arcadego_scan", c_int, c_void_p, c_char_p, c_void_p, _err)
+_proto("arcadego_describe", c_int, c_void_p, c_char_p, POINTER(c_void_p), _err)
+_proto("arcadego_set_runtime", c_int, c_char_p, _err)
+_proto("arcadego_cancel", c_int, c_void_p)
+_proto("arcadego_free", None, c_void_p)
+
+
+# ---------------------------------------------------------------------------
+# fork detection
+
+_forked = False
+
+
+def _after_fork_in_child() -> None:
+    global _forked
+    _forked = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+_skip_release.append(lambda: _forked)
+
+
+def forked() -> bool:
+    """True in a child process forked after the library was loaded."""
+    return _forked
+
+
+def check_fork() -> None:
+    """Raise arcadego.Error in a forked child."""
+    if _forked:
+        raise Error(FORK_MESSAGE)
+
+
+# ---------------------------------------------------------------------------
+# status codes
+
+
+def take_string(p: c_void_p) -> str:
+    """Decode and free a string the library returned."""
+    if not p.value:
+        return ""
+    try:
+        return ctypes.string_at(p.value).decode("utf-8", "replace")
+    finally:
+        lib.arcadego_free(p)
+
+
+def check(status: int, err: c_void_p | None = None) -> None:
+    """Raise the exception of a status code, with the library's message."""
+    message = take_string(err) if err is not None else ""
+    if status != 0:
+        raise error_for_code(status, message or f"arcadego status {status}")
+
+
+# ---------------------------------------------------------------------------
+# Ctrl-C
+
+
+class _Worker:
+    """One helper thread that runs the main thread's long calls, so that the
+    main thread stays free to receive KeyboardInterrupt."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def _loop(self) -> None:
+        while True:
+            fn, args, done, box = self._jobs.get()
+            try:
+                box.append((True, fn(*args)))
+            except BaseException as e:  # handed back to the caller
+                box.append((False, e))
+            done.release()
+
+    def submit(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, list[Any]]:
+        done = threading.Lock()
+        done.acquire()
+        box: list[Any] = []
+        if self._thread is None or self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._jobs = queue.SimpleQueue()
+            self._thread = threading.Thread(target=self._loop, name="arcadego-call", daemon=True)
+            self._thread.start()
+        self._jobs.put((fn, args, done, box))
+        return done, box
+
+
+_worker = _Worker()
+
+
+def run_cancellable(db: c_void_p, fn: Callable[..., Any], *args: Any) -> Any:
+    """Run ``fn(*args)`` (a library call); on the main thread, do it on the
+    helper thread so that Ctrl-C cancels it through arcadego_cancel(db).
+
+    The KeyboardInterrupt is re-raised once the call has returned (canceled
+    or finished), so no buffer is freed while the library still reads it.
+    """
+    check_fork()
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args)
+    done, box = _worker.submit(fn, args)
+    interrupted: BaseException | None = None
+    while True:
+        try:
+            while not done.acquire(timeout=0.25):
+                pass
+            break
+        except KeyboardInterrupt as e:
+            interrupted = e
+            lib.arcadego_cancel(db)
+    ok, value = box[0]
+    if interrupted is not None:
+        raise interrupted
+    if not ok:
+        raise value
+    return value
+
+
+def version() -> str:
+    """The library's version string."""
+    return (lib.arcadego_version() or b"").decode()
+
+
+__all__ += ["version", "take_string", "forked", "CanceledError"]

@@ -1,0 +1,107 @@
+"""Scan results: a lazy handle that runs the scan at each conversion."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+from typing import TYPE_CHECKING, Any
+
+from . import _cdata, _lib, _optional
+from ._errors import ClosedError
+from ._import import read_stream
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+    import pyarrow
+
+    from ._database import Database
+
+__all__ = ["Result"]
+
+
+class Result:
+    """The rows of one scan, converted on demand.
+
+    A Result holds the request, not the rows: each conversion (``to_arrow()``,
+    ``to_pandas()``, ``to_pylist()``, ``to_pydict()``, or a consumer of
+    ``__arrow_c_stream__`` such as ``pyarrow.table(res)``,
+    ``polars.from_arrow(res)`` or DuckDB) runs the scan again, like a DuckDB
+    relation, and sees the data committed by then.
+
+    Columns: ``device``, the time column, then the requested properties;
+    rows are sorted by device, then time.
+
+    Example::
+
+        res = db.scan("A", columns=["k"], device="d1", start=0, end=100)
+        res.to_pylist()   # [{"device": "d1", "time": 1, "k": 7}, ...]
+    """
+
+    def __init__(self, db: Database, request: dict[str, Any]) -> None:
+        self._db = db
+        self._request = request
+        self._json = json.dumps(request).encode("utf-8")
+
+    @property
+    def request(self) -> dict[str, Any]:
+        """The scan request sent to the library (a copy)."""
+        return dict(self._request)
+
+    def __repr__(self) -> str:
+        return f"<arcadego.Result {self._request!r}>"
+
+    def _scan(self) -> int:
+        """Run the scan into a malloc'ed ArrowArrayStream; returns its address."""
+        _lib.check_fork()
+        handle = self._db._require_open()
+        address = _cdata.malloc_stream()
+        err = ctypes.c_void_p()
+        try:
+            status = _lib.run_cancellable(handle, _lib.lib.arcadego_scan, handle, self._json,
+                                          address, ctypes.byref(err))
+            _lib.check(status, err)
+        except BaseException:
+            _cdata.free(address)
+            raise
+        return address
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Run the scan and return it as an "arrow_array_stream" PyCapsule
+        (the Arrow PyCapsule interface). ``requested_schema`` is ignored."""
+        return _cdata.new_stream_capsule(self._scan())
+
+    def to_arrow(self) -> pyarrow.Table:
+        """The rows as a pyarrow.Table (needs pyarrow)."""
+        pa = _optional.require("pyarrow", "Result.to_arrow()")
+        return pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__()).read_all()
+
+    def to_pydict(self) -> dict[str, list[Any]]:
+        """The rows as {column: [values]} (no pyarrow needed). Timestamps
+        become datetime.datetime (microsecond precision), dates
+        datetime.date, nulls None."""
+        address = self._scan()
+        try:
+            handle = self._db._handle
+
+            def call(fn: Any, *args: Any) -> Any:
+                if handle is None:
+                    raise ClosedError("the database is closed")
+                return _lib.run_cancellable(handle, fn, *args)
+
+            fields, columns = read_stream(address, call)
+        finally:
+            _cdata.free(address)
+        return {f.name: c for f, c in zip(fields, columns)}
+
+    def to_pylist(self) -> list[dict[str, Any]]:
+        """The rows as a list of dicts (no pyarrow needed)."""
+        d = self.to_pydict()
+        names = list(d)
+        return [dict(zip(names, row)) for row in zip(*d.values())]
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """The rows as a pandas.DataFrame (through pyarrow when installed)."""
+        pd = _optional.require("pandas", "Result.to_pandas()")
+        if _optional.pyarrow() is not None:
+            return self.to_arrow().to_pandas()
+        return pd.DataFrame(self.to_pydict())
