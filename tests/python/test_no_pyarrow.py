@@ -1,0 +1,155 @@
+"""dict and numpy input, and results, without pyarrow.
+
+This module runs in the second virtualenv that has no pyarrow (and no
+pandas), and in the full one too. Nothing is skipped: the test of the
+missing-pyarrow message checks the real absence where pyarrow is missing and
+simulates it where it is installed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+
+import numpy as np
+import pytest
+
+import arcadego
+from arcadego import _optional
+
+HAVE_PYARROW = importlib.util.find_spec("pyarrow") is not None
+
+
+def test_dict_of_lists_round_trip(arcadego_db: arcadego.Database) -> None:
+    db = arcadego_db
+    with db.transaction() as tx:
+        tx.create_type("T")
+        for name, ptype in [("i", "INT64"), ("i32", "INT32"), ("f", "DOUBLE"), ("f32", "FLOAT"),
+                            ("b", "BOOLEAN"), ("s", "STRING"), ("y", "BINARY"),
+                            ("ts", "TIMESTAMP"), ("d", "DATE")]:
+            tx.create_property("T", name, ptype)
+    data = {
+        "time": [1, 2, 3],
+        "i": [1, None, -3],
+        "i32": [7, 8, None],
+        "f": [1, None, 2.5],  # ints into a DOUBLE property: typed from the schema
+        "f32": [0.5, None, None],
+        "b": [True, None, False],
+        "s": ["a", None, "héllo ✓"],
+        "y": [b"\x00\x01", b"", None],
+        "ts": [dt.datetime(2024, 1, 1, 12, 0, 0, 5), None, dt.datetime(1969, 12, 31)],
+        "d": [dt.date(2024, 2, 29), None, dt.date(1970, 1, 1)],
+    }
+    db.insert("T", data, device="d1")
+    got = db.scan("T").to_pydict()
+    assert got["device"] == ["d1"] * 3
+    assert got["time"] == [1, 2, 3]
+    for key in data:
+        if key != "time":
+            assert got[key] == [float(v) if key == "f" and v is not None else v for v in data[key]], key
+
+
+def test_numpy_round_trip(mem_db: arcadego.Database) -> None:
+    n = 1000
+    data = {
+        "time": np.arange(n, dtype=np.int64),
+        "i64": np.arange(n, dtype=np.int64) * 3,
+        "i32": np.arange(n, dtype=np.int32),
+        "u8": np.full(n, 200, dtype=np.uint8),
+        "f64": np.linspace(0, 1, n),
+        "f32": np.linspace(0, 1, n, dtype=np.float32),
+        "b": np.arange(n) % 3 == 0,
+        "s": np.array([f"v{i}" for i in range(n)]),
+        "ts": np.arange(n).astype("datetime64[ms]"),
+        "m": np.ma.array(np.arange(n), mask=np.arange(n) % 2 == 1),
+    }
+    mem_db.insert("N", data, device="dev")
+    props = {p["name"]: p["type"] for p in mem_db.describe("N")["properties"]}
+    assert props["i32"] == "INT32" and props["u8"] == "INT32" and props["f32"] == "FLOAT"
+    got = mem_db.scan("N").to_pydict()
+    assert got["time"] == list(range(n))
+    assert got["i64"] == (np.arange(n) * 3).tolist()
+    assert got["u8"] == [200] * n
+    assert got["f64"] == data["f64"].tolist()
+    assert got["f32"] == data["f32"].tolist()
+    assert got["b"] == data["b"].tolist()
+    assert got["s"] == data["s"].tolist()
+    assert got["m"] == [i if i % 2 == 0 else None for i in range(n)]
+    assert got["ts"][1] in (dt.datetime(1970, 1, 1, 0, 0, 0, 1000),)
+
+
+def test_numpy_datetime_time_column_and_nat(mem_db: arcadego.Database) -> None:
+    times = np.array(["2024-01-01T00:00:00", "2024-01-01T00:00:01"], dtype="datetime64[ns]")
+    vals = np.array(["2024-01-01", "NaT"], dtype="datetime64[ns]")
+    mem_db.insert("W", {"time": times, "v": vals})
+    rows = mem_db.scan("W").to_pylist()
+    assert [r["time"] for r in rows] == [dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 1, 0, 0, 1)]
+    assert [r["v"] for r in rows] == [dt.datetime(2024, 1, 1), None]
+
+
+def test_ragged_dict_is_invalid_argument(mem_db: arcadego.Database) -> None:
+    with pytest.raises(arcadego.InvalidArgumentError, match="different lengths") as info:
+        mem_db.insert("R", {"time": [1, 2], "k": [1]})
+    assert isinstance(info.value, ValueError)
+    assert mem_db.types() == []
+
+
+@pytest.mark.parametrize(
+    "data, match",
+    [
+        ({"time": [1], "k": [None]}, "all None"),
+        ({"time": [1, 2], "k": [1, "a"]}, "mixed"),
+        ({"time": [1], "k": [[1, 2]]}, "unsupported"),
+        ({"time": [1], "k": 5}, "expected a list"),
+        ({}, "no columns"),
+        ({"time": np.zeros((2, 2))}, "one-dimensional"),
+    ],
+    ids=["all-none", "mixed-types", "nested-list", "scalar", "empty", "2d-array"],
+)
+def test_bad_dict_input(mem_db: arcadego.Database, data: dict, match: str) -> None:
+    with pytest.raises(arcadego.InvalidArgumentError, match=match):
+        mem_db.insert("R", data)
+
+
+def test_unsupported_object_is_invalid_argument(mem_db: arcadego.Database) -> None:
+    with pytest.raises(arcadego.InvalidArgumentError, match="cannot insert"):
+        mem_db.insert("R", [1, 2, 3])
+
+
+def test_empty_strings_and_zero_rows(mem_db: arcadego.Database) -> None:
+    mem_db.insert("E", {"time": [1, 2], "s": ["", ""]})
+    mem_db.insert("E", {"time": np.array([], dtype=np.int64), "s": np.array([], dtype=str)})
+    assert mem_db.scan("E").to_pydict() == {"device": ["", ""], "time": [1, 2], "s": ["", ""]}
+
+
+def test_scan_filters(mem_db: arcadego.Database) -> None:
+    for dev in ("a", "b", "c"):
+        mem_db.insert("F", {"time": list(range(10)), "k": list(range(10))}, device=dev)
+    res = mem_db.scan("F", columns=["k"], device=["a", "c"], start=2, end=5)
+    rows = res.to_pylist()
+    assert [(r["device"], r["time"]) for r in rows] == [(d, t) for d in "ac" for t in (2, 3, 4)]
+    assert list(rows[0]) == ["device", "time", "k"]
+    assert mem_db.scan("F", device="b").to_pydict()["k"] == list(range(10))
+    with pytest.raises(arcadego.InvalidArgumentError):
+        mem_db.scan("F", start=1.5)
+
+
+def test_missing_pyarrow_is_reported(mem_db: arcadego.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    mem_db.insert("P", {"time": [1], "k": [1]})
+    if HAVE_PYARROW:  # simulate the absence
+        monkeypatch.setitem(_optional._cache, "pyarrow", None)
+    assert _optional.pyarrow() is None
+    with pytest.raises(ImportError, match=r"arcadego\[arrow\]"):
+        mem_db.scan("P").to_arrow()
+    assert mem_db.scan("P").to_pylist() == [{"device": "", "time": 1, "k": 1}]
+
+
+def test_no_pyarrow_venv_really_lacks_pyarrow() -> None:
+    """In the no-pyarrow venv this proves the suite ran without pyarrow;
+    in the full venv it proves pyarrow is importable."""
+    if HAVE_PYARROW:
+        import pyarrow  # noqa: F401
+    else:
+        with pytest.raises(ImportError):
+            import pyarrow  # noqa: F401
+        assert _optional.pyarrow() is None

@@ -1,0 +1,77 @@
+"""pandas DataFrames in (with NaN, None, NaT) and out, with pyarrow and
+through the numpy path that works without it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import arcadego
+from arcadego import _optional
+
+pd = pytest.importorskip("pandas", reason="the full venv installs pandas")
+
+
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "time": np.arange(4, dtype=np.int64),
+        "x": [1.5, np.nan, None, 4.0],
+        "s": ["a", None, np.nan, "d"],
+        "t": pd.to_datetime(["2024-01-01", None, pd.NaT, "2024-01-04"]),
+        "i": pd.array([1, None, 3, pd.NA], dtype="Int64"),
+        "b": [True, False, True, False],
+    })
+
+
+@pytest.fixture(params=["pyarrow", "numpy"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run with pyarrow (when installed) and with the numpy fallback."""
+    if request.param == "numpy":
+        monkeypatch.setitem(_optional._cache, "pyarrow", None)
+    else:
+        pytest.importorskip("pyarrow")
+    return str(request.param)
+
+
+def test_dataframe_nulls_round_trip(mem_db: arcadego.Database, path: str) -> None:
+    mem_db.insert("D", _frame(), device="p")
+    out = mem_db.scan("D").to_pandas()
+    assert list(out.columns) == ["device", "time", "x", "s", "t", "i", "b"]
+    assert out["x"].iloc[0] == 1.5 and out["x"].isna().tolist() == [False, True, True, False]
+    assert out["s"].isna().tolist() == [False, True, True, False]
+    assert out["t"].isna().tolist() == [False, True, True, False]
+    assert out["t"].iloc[3] == pd.Timestamp("2024-01-04")
+    assert out["i"].isna().tolist() == [False, True, False, True]
+    assert out["b"].tolist() == [True, False, True, False]
+    rows = mem_db.scan("D").to_pylist()
+    assert rows[1]["x"] is None and rows[1]["s"] is None and rows[1]["t"] is None
+    assert rows[3]["i"] is None and not math.isnan(rows[0]["x"])
+
+
+def test_named_index_becomes_a_column(mem_db: arcadego.Database, path: str) -> None:
+    df = pd.DataFrame({"v": [1, 2]}, index=pd.Index([10, 20], name="time"))
+    mem_db.insert("I", df)
+    assert mem_db.scan("I").to_pydict()["time"] == [10, 20]
+
+
+def test_unnamed_index_is_dropped(mem_db: arcadego.Database, path: str) -> None:
+    df = pd.DataFrame({"time": [1, 2], "v": [1, 2]}, index=[5, 9])
+    mem_db.insert("J", df)
+    assert mem_db.describe("J")["properties"] == [{"name": "v", "type": "INT64"}]
+
+
+def test_timezone_aware_column(mem_db: arcadego.Database, path: str) -> None:
+    df = pd.DataFrame({"time": [1], "t": pd.to_datetime(["2024-01-01 12:00"]).tz_localize("Europe/Paris")})
+    mem_db.insert("Z", df)
+    got = mem_db.scan("Z").to_pandas()["t"].iloc[0]
+    assert pd.Timestamp(got).value == pd.Timestamp("2024-01-01 11:00", tz="UTC").value
+
+
+def test_to_pandas_without_pyarrow(mem_db: arcadego.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    mem_db.insert("N", {"time": [1, 2], "k": [5, None]})
+    monkeypatch.setitem(_optional._cache, "pyarrow", None)
+    out = mem_db.scan("N").to_pandas()
+    assert out["time"].tolist() == [1, 2]
+    assert out["k"].iloc[0] == 5 and pd.isna(out["k"].iloc[1])
