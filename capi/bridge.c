@@ -1,0 +1,100 @@
+// The C half of capi: see bridge.h.
+#include <errno.h>
+
+#include "bridge.h"
+#include "_cgo_export.h"
+
+void ag_release_schema(struct ArrowSchema *s) {
+  if (s != NULL && s->release != NULL) {
+    s->release(s);
+    s->release = NULL; /* a producer that forgets to mark it must not be called twice */
+  }
+}
+
+void ag_release_array(struct ArrowArray *a) {
+  if (a != NULL && a->release != NULL) {
+    a->release(a);
+    a->release = NULL;
+  }
+}
+
+void ag_release_stream(struct ArrowArrayStream *s) {
+  if (s != NULL && s->release != NULL) {
+    s->release(s);
+    s->release = NULL;
+  }
+}
+
+int ag_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  memset(out, 0, sizeof *out);
+  return s->get_schema(s, out);
+}
+
+int ag_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  memset(out, 0, sizeof *out);
+  return s->get_next(s, out);
+}
+
+const char *ag_stream_get_last_error(struct ArrowArrayStream *s) {
+  if (s->get_last_error == NULL) {
+    return NULL;
+  }
+  return s->get_last_error(s);
+}
+
+void ag_shadow_schema_release(struct ArrowSchema *s) { s->release = NULL; }
+
+void ag_shadow_array_release(struct ArrowArray *a) { a->release = NULL; }
+
+_Alignas(64) const uint64_t ag_zeros[AG_ZEROS / 8] = {0};
+
+/* The output structs are zeroed before Go writes into them: Go's write
+** barrier must never see stale bytes that look like pointers
+** (apache/arrow-adbc#729). */
+static int ag_result_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  memset(out, 0, sizeof *out);
+  if (s->private_data == NULL) {
+    return EINVAL;
+  }
+  return agResultSchema((struct ag_result *)s->private_data, out);
+}
+
+static int ag_result_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  memset(out, 0, sizeof *out);
+  if (s->private_data == NULL) {
+    return EINVAL;
+  }
+  return agResultNext((struct ag_result *)s->private_data, out);
+}
+
+static const char *ag_result_get_last_error(struct ArrowArrayStream *s) {
+  if (s->private_data == NULL) {
+    return NULL;
+  }
+  return ((struct ag_result *)s->private_data)->last_error;
+}
+
+static void ag_result_release(struct ArrowArrayStream *s) {
+  struct ag_result *r = (struct ag_result *)s->private_data;
+  if (r != NULL) {
+    agResultRelease(r->id);
+    free(r->last_error);
+    free(r);
+  }
+  s->private_data = NULL;
+  s->release = NULL;
+}
+
+int ag_result_init(struct ArrowArrayStream *out, uintptr_t id) {
+  struct ag_result *r = calloc(1, sizeof *r);
+  if (r == NULL) {
+    return ENOMEM;
+  }
+  r->id = id;
+  out->get_schema = ag_result_get_schema;
+  out->get_next = ag_result_get_next;
+  out->get_last_error = ag_result_get_last_error;
+  out->release = ag_result_release;
+  out->private_data = r;
+  return 0;
+}

@@ -1,0 +1,85 @@
+/*
+** bridge.h: the C half of capi, included by every Go file of the package.
+**
+** Go cannot call C function pointers, and the export header that cgo writes
+** must not see arcadego.h (its prototypes use pointer types where the Go
+** exports use uintptr_t handles), so this file repeats the Arrow C Data
+** Interface structs and declares the small C helpers of bridge.c.
+*/
+#ifndef ARCADEGO_BRIDGE_H
+#define ARCADEGO_BRIDGE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+struct ArrowSchema {
+  const char *format;
+  const char *name;
+  const char *metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema **children;
+  struct ArrowSchema *dictionary;
+  void (*release)(struct ArrowSchema *);
+  void *private_data;
+};
+struct ArrowArray {
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void **buffers;
+  struct ArrowArray **children;
+  struct ArrowArray *dictionary;
+  void (*release)(struct ArrowArray *);
+  void *private_data;
+};
+#endif
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+struct ArrowArrayStream {
+  int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+  int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+  const char *(*get_last_error)(struct ArrowArrayStream *);
+  void (*release)(struct ArrowArrayStream *);
+  void *private_data;
+};
+#endif
+
+/* Call the caller's callbacks. The release helpers accept NULL and
+** already released structs (no-op). */
+void ag_release_schema(struct ArrowSchema *s);
+void ag_release_array(struct ArrowArray *a);
+void ag_release_stream(struct ArrowArrayStream *s);
+int ag_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out);
+int ag_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out);
+const char *ag_stream_get_last_error(struct ArrowArrayStream *s);
+
+/* Release callbacks of the shadow copies handed to arrow/cdata: they only
+** mark the struct released; capi frees the shadow memory and releases the
+** caller's original itself. */
+void ag_shadow_schema_release(struct ArrowSchema *s);
+void ag_shadow_array_release(struct ArrowArray *a);
+
+/* Zeros standing in for zero-length buffers given as NULL or as a dangling
+** pointer (0x1, alignment values): never written. */
+#define AG_ZEROS 512
+extern const uint64_t ag_zeros[AG_ZEROS / 8];
+
+/* Result streams (arcadego_scan). private_data points to an ag_result. */
+struct ag_result {
+  uintptr_t id;     /* key of the Go-side reader */
+  char *last_error; /* malloc'ed; freed by the next error or the release */
+};
+/* Fill *out with the result-stream callbacks for reader id. Returns 0, or
+** ENOMEM. */
+int ag_result_init(struct ArrowArrayStream *out, uintptr_t id);
+
+#endif

@@ -1,0 +1,305 @@
+package main
+
+/*
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/arcadego/arcadego/arrowbridge"
+	"github.com/arcadego/arcadego/core/engine"
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/wal"
+)
+
+// decodeJSON decodes one JSON value from s into v, refusing unknown keys
+// and trailing data. what names the argument in errors.
+func decodeJSON(what, s string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %v: %w", what, err, errs.ErrInvalidArgument)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: unexpected data after the JSON value: %w", what, errs.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// openOptions is the options_json of arcadego_open.
+type openOptions struct {
+	Sync       *string `json:"sync"`
+	AutoCreate *bool   `json:"auto_create"`
+	TimeColumn *string `json:"time_column"`
+}
+
+// parseOpenOptions turns options_json (NULL: defaults) into engine options
+// and the time column name.
+func parseOpenOptions(cjson *C.char) (engine.Options, string, error) {
+	var opts engine.Options
+	timeColumn := arrowbridge.DefaultTimeColumn
+	if cjson == nil {
+		return opts, timeColumn, nil
+	}
+	var o openOptions
+	if err := decodeJSON("open options", C.GoString(cjson), &o); err != nil {
+		return opts, "", err
+	}
+	if o.Sync != nil {
+		m, err := wal.ParseSyncMode(*o.Sync)
+		if err != nil {
+			return opts, "", fmt.Errorf("open options: sync: %w", err)
+		}
+		opts.Sync = m
+	}
+	if o.AutoCreate != nil {
+		opts.AutoCreate = *o.AutoCreate
+	}
+	if o.TimeColumn != nil {
+		timeColumn = *o.TimeColumn
+		if err := schema.ValidateName("time column", timeColumn); err != nil {
+			return opts, "", fmt.Errorf("open options: %w", err)
+		}
+		if timeColumn == "device" {
+			return opts, "", fmt.Errorf("open options: time column cannot be named %q (results have a device column): %w",
+				timeColumn, errs.ErrInvalidArgument)
+		}
+	}
+	return opts, timeColumn, nil
+}
+
+//export arcadego_open
+func arcadego_open(path *C.char, optionsJSON *C.char, out *C.uintptr_t, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		if out == nil {
+			return fmt.Errorf("open: out is NULL: %w", errs.ErrInvalidArgument)
+		}
+		*out = 0
+		opts, timeColumn, err := parseOpenOptions(optionsJSON)
+		if err != nil {
+			return err
+		}
+		db, err := engine.Open(optString(path), opts)
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(addDB(db, timeColumn))
+		return nil
+	})
+}
+
+//export arcadego_close
+func arcadego_close(db C.uintptr_t, cerr **C.char) C.int {
+	return call(cerr, func() error { return closeDB(uintptr(db)) })
+}
+
+//export arcadego_begin
+func arcadego_begin(db C.uintptr_t, out *C.uintptr_t, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		if out == nil {
+			return fmt.Errorf("begin: out is NULL: %w", errs.ErrInvalidArgument)
+		}
+		*out = 0
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		token, err := d.begin()
+		if err != nil {
+			return err
+		}
+		*out = C.uintptr_t(token)
+		return nil
+	})
+}
+
+//export arcadego_tx_exec
+func arcadego_tx_exec(tx C.uintptr_t, script *C.char, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		t, err := lookupTx(uintptr(tx))
+		if err != nil {
+			return err
+		}
+		src, err := goString("script", script)
+		if err != nil {
+			return err
+		}
+		return t.use(func(tx *engine.Tx) error { return tx.Exec(src) })
+	})
+}
+
+//export arcadego_commit
+func arcadego_commit(tx C.uintptr_t, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		t, err := lookupTx(uintptr(tx))
+		if err != nil {
+			return err
+		}
+		return t.finish(uintptr(tx), (*engine.Tx).Commit)
+	})
+}
+
+//export arcadego_rollback
+func arcadego_rollback(tx C.uintptr_t) C.int {
+	return call(nil, func() error {
+		t, err := lookupTx(uintptr(tx))
+		if err != nil {
+			return err
+		}
+		return t.finish(uintptr(tx), func(tx *engine.Tx) error {
+			tx.Rollback()
+			return nil
+		})
+	})
+}
+
+//export arcadego_exec
+func arcadego_exec(db C.uintptr_t, script *C.char, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		src, err := goString("script", script)
+		if err != nil {
+			return err
+		}
+		return d.db.Exec(src)
+	})
+}
+
+//export arcadego_cancel
+func arcadego_cancel(db C.uintptr_t) C.int {
+	return call(nil, func() error { return cancelDB(uintptr(db)) })
+}
+
+// runtimeOptions is the options_json of arcadego_set_runtime.
+type runtimeOptions struct {
+	GOMAXPROCS  *int   `json:"gomaxprocs"`
+	MemoryLimit *int64 `json:"memory_limit"`
+	GCPercent   *int   `json:"gc_percent"`
+}
+
+//export arcadego_set_runtime
+func arcadego_set_runtime(optionsJSON *C.char, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		src, err := goString("runtime options", optionsJSON)
+		if err != nil {
+			return err
+		}
+		var o runtimeOptions
+		if err := decodeJSON("runtime options", src, &o); err != nil {
+			return err
+		}
+		// Check everything before changing anything.
+		if o.GOMAXPROCS != nil && *o.GOMAXPROCS <= 0 {
+			return fmt.Errorf("runtime options: gomaxprocs %d must be > 0: %w", *o.GOMAXPROCS, errs.ErrInvalidArgument)
+		}
+		if o.MemoryLimit != nil && *o.MemoryLimit <= 0 {
+			return fmt.Errorf("runtime options: memory_limit %d must be > 0: %w", *o.MemoryLimit, errs.ErrInvalidArgument)
+		}
+		if o.GCPercent != nil && *o.GCPercent < -1 {
+			return fmt.Errorf("runtime options: gc_percent %d must be >= -1 (-1 turns the collector off): %w",
+				*o.GCPercent, errs.ErrInvalidArgument)
+		}
+		if o.GOMAXPROCS != nil {
+			runtime.GOMAXPROCS(*o.GOMAXPROCS)
+		}
+		if o.MemoryLimit != nil {
+			debug.SetMemoryLimit(*o.MemoryLimit)
+		}
+		if o.GCPercent != nil {
+			debug.SetGCPercent(*o.GCPercent)
+		}
+		return nil
+	})
+}
+
+// The JSON of arcadego_describe.
+type (
+	describeJSON struct {
+		Types []typeJSON `json:"types"`
+	}
+	typeJSON struct {
+		Name       string         `json:"name"`
+		Time       *timeJSON      `json:"time,omitempty"`
+		Properties []propertyJSON `json:"properties"`
+		Indexes    []indexJSON    `json:"indexes"`
+	}
+	timeJSON struct {
+		Unit string `json:"unit"`
+		Zone string `json:"zone"`
+	}
+	propertyJSON struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	}
+	indexJSON struct {
+		Name       string   `json:"name"`
+		Unique     bool     `json:"unique"`
+		Properties []string `json:"properties"`
+	}
+)
+
+func describeType(t *schema.Type) typeJSON {
+	j := typeJSON{Name: t.Name, Properties: []propertyJSON{}, Indexes: []indexJSON{}}
+	if t.TimeSet {
+		j.Time = &timeJSON{Unit: t.TimeUnit, Zone: t.TimeZone}
+	}
+	for _, p := range t.Properties() {
+		j.Properties = append(j.Properties, propertyJSON{Name: p.Name, Type: p.Type.String()})
+	}
+	for _, ix := range t.Indexes() {
+		ij := indexJSON{Name: ix.Name, Unique: ix.Unique, Properties: []string{}}
+		for _, id := range ix.Properties {
+			if p, ok := t.PropertyByID(id); ok {
+				ij.Properties = append(ij.Properties, p.Name)
+			}
+		}
+		j.Indexes = append(j.Indexes, ij)
+	}
+	return j
+}
+
+//export arcadego_describe
+func arcadego_describe(db C.uintptr_t, typ *C.char, jsonOut **C.char, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		if jsonOut == nil {
+			return fmt.Errorf("describe: json_out is NULL: %w", errs.ErrInvalidArgument)
+		}
+		*jsonOut = nil
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		cat := d.db.Catalog()
+		out := describeJSON{Types: []typeJSON{}}
+		if typ == nil {
+			for _, t := range cat.Types() {
+				out.Types = append(out.Types, describeType(t))
+			}
+		} else {
+			name := C.GoString(typ)
+			t, ok := cat.Type(name)
+			if !ok {
+				return fmt.Errorf("describe: type %q: %w", name, errs.ErrNotFound)
+			}
+			out.Types = append(out.Types, describeType(t))
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return fmt.Errorf("describe: %v: %w", err, errs.ErrInternal)
+		}
+		*jsonOut = C.CString(string(b))
+		return nil
+	})
+}

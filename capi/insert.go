@@ -1,0 +1,269 @@
+package main
+
+/*
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arcadego/arcadego/arrowbridge"
+	"github.com/arcadego/arcadego/core/engine"
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// batch is one imported record batch and its tablet, which borrows the
+// caller's buffers until release.
+type batch struct {
+	rec  arrow.Record
+	tab  *tablet.Tablet
+	done func()
+	arr  *C.struct_ArrowArray // the caller's array, released last
+	own  bool                 // arr is our C.calloc'ed struct (stream batches)
+}
+
+// release drops the record, frees the shadow and releases the caller's
+// array, in that order (the record reads the array's buffers).
+func (b *batch) release() {
+	if b.rec != nil {
+		b.rec.Release()
+	}
+	if b.done != nil {
+		b.done()
+	}
+	C.ag_release_array(b.arr)
+	if b.own {
+		C.free(unsafe.Pointer(b.arr))
+	}
+}
+
+// toBatch imports the array ca of schema sch and converts it to a tablet.
+// It takes ca: on error, ca is released (and freed when own).
+func toBatch(sch *arrow.Schema, ca *C.struct_ArrowArray, own bool, timeColumn string) (*batch, error) {
+	b := &batch{arr: ca, own: own}
+	rec, done, err := importRecord(sch, ca)
+	if err != nil {
+		b.release()
+		return nil, err
+	}
+	b.rec, b.done = rec, done
+	if b.tab, err = arrowbridge.ToTablet(rec, timeColumn); err != nil {
+		b.release()
+		return nil, err
+	}
+	return b, nil
+}
+
+// insertArgs copies the type and device names of an insert.
+func insertArgs(typ, device *C.char) (string, string, error) {
+	name, err := goString("type", typ)
+	if err != nil {
+		return "", "", err
+	}
+	return name, optString(device), nil
+}
+
+//export arcadego_tx_insert
+func arcadego_tx_insert(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		return guarded(func() error {
+			defer C.ag_release_array(ca)
+			defer C.ag_release_schema(cs)
+			t, err := lookupTx(uintptr(tx))
+			if err != nil {
+				return err
+			}
+			name, dev, err := insertArgs(typ, device)
+			if err != nil {
+				return err
+			}
+			b, err := importOne(cs, ca, t.db.timeColumn)
+			if err != nil {
+				return err
+			}
+			defer b.release()
+			return t.use(func(tx *engine.Tx) error { return tx.Insert(name, dev, b.tab) })
+		})
+	})
+}
+
+//export arcadego_insert
+func arcadego_insert(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		return guarded(func() error {
+			defer C.ag_release_array(ca)
+			defer C.ag_release_schema(cs)
+			d, err := lookupDB(uintptr(db))
+			if err != nil {
+				return err
+			}
+			name, dev, err := insertArgs(typ, device)
+			if err != nil {
+				return err
+			}
+			b, err := importOne(cs, ca, d.timeColumn)
+			if err != nil {
+				return err
+			}
+			defer b.release()
+			return d.db.Insert(name, dev, b.tab)
+		})
+	})
+}
+
+// importOne imports a (schema, array) pair into a batch.
+func importOne(cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, timeColumn string) (*batch, error) {
+	if ca == nil {
+		return nil, fmt.Errorf("batch: ArrowArray is NULL: %w", errInvalid)
+	}
+	if at[rawArray](uintptr(unsafe.Pointer(ca))).release == 0 {
+		return nil, fmt.Errorf("batch: ArrowArray is already released: %w", errInvalid)
+	}
+	sch, err := importSchema(cs)
+	if err != nil {
+		return nil, err
+	}
+	return toBatch(sch, ca, false, timeColumn)
+}
+
+// readStream reads the caller's stream batch by batch and hands each to fn,
+// which owns it (and must release it). It stops at the end of the stream,
+// on the first error, and when ctx is canceled. The stream is released on
+// every path.
+func readStream(ctx context.Context, cs *C.struct_ArrowArrayStream, timeColumn string, fn func(*batch) error) error {
+	if cs == nil {
+		return fmt.Errorf("stream: ArrowArrayStream is NULL: %w", errInvalid)
+	}
+	defer C.ag_release_stream(cs)
+	raw := at[rawStream](uintptr(unsafe.Pointer(cs)))
+	switch {
+	case raw.release == 0:
+		return fmt.Errorf("stream: ArrowArrayStream is already released: %w", errInvalid)
+	case raw.getSchema < minAddr || raw.getNext < minAddr:
+		return fmt.Errorf("stream: get_schema or get_next callback is missing: %w", errInvalid)
+	case raw.getLastError != 0 && raw.getLastError < minAddr:
+		return fmt.Errorf("stream: get_last_error callback pointer %#x is not valid: %w", raw.getLastError, errInvalid)
+	}
+
+	schema := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
+	defer C.free(unsafe.Pointer(schema))
+	if rc := C.ag_stream_get_schema(cs, schema); rc != 0 {
+		C.ag_release_schema(schema)
+		return streamError(cs, "get_schema", rc)
+	}
+	sch, err := importSchema(schema)
+	if err != nil {
+		return fmt.Errorf("stream: %w", err)
+	}
+
+	for i := 0; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stream insert: %v: %w", err, errs.ErrCanceled)
+		}
+		ca := (*C.struct_ArrowArray)(C.calloc(1, C.sizeof_struct_ArrowArray))
+		if rc := C.ag_stream_get_next(cs, ca); rc != 0 {
+			C.ag_release_array(ca)
+			C.free(unsafe.Pointer(ca))
+			return streamError(cs, "get_next", rc)
+		}
+		if at[rawArray](uintptr(unsafe.Pointer(ca))).release == 0 {
+			C.free(unsafe.Pointer(ca))
+			return nil
+		}
+		b, err := toBatch(sch, ca, true, timeColumn)
+		if err != nil {
+			return fmt.Errorf("stream batch %d: %w", i, err)
+		}
+		if err := fn(b); err != nil {
+			return fmt.Errorf("stream batch %d: %w", i, err)
+		}
+	}
+}
+
+// streamError reports a failed stream callback with the producer's message.
+func streamError(cs *C.struct_ArrowArrayStream, what string, rc C.int) error {
+	msg := "(no message)"
+	if p := C.ag_stream_get_last_error(cs); p != nil {
+		msg = C.GoString(p)
+	}
+	return fmt.Errorf("stream: %s failed with error %d: %s: %w", what, int(rc), msg, errInvalid)
+}
+
+//export arcadego_tx_insert_stream
+func arcadego_tx_insert_stream(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		return guarded(func() error {
+			defer C.ag_release_stream(cs)
+			t, err := lookupTx(uintptr(tx))
+			if err != nil {
+				return err
+			}
+			name, dev, err := insertArgs(typ, device)
+			if err != nil {
+				return err
+			}
+			// The engine cannot take back part of a transaction, so the
+			// whole stream is read and checked before the first batch goes
+			// in: then a batch fails only on what the first one would too
+			// (the catalog), and the transaction is left as it was.
+			var batches []*batch
+			defer func() {
+				for _, b := range batches {
+					b.release()
+				}
+			}()
+			err = readStream(t.db.context(), cs, t.db.timeColumn, func(b *batch) error {
+				batches = append(batches, b)
+				return b.tab.Validate()
+			})
+			if err != nil {
+				return err
+			}
+			return t.use(func(tx *engine.Tx) error {
+				for i, b := range batches {
+					if err := tx.Insert(name, dev, b.tab); err != nil {
+						return fmt.Errorf("stream batch %d: %w", i, err)
+					}
+				}
+				return nil
+			})
+		})
+	})
+}
+
+//export arcadego_insert_stream
+func arcadego_insert_stream(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		return guarded(func() error {
+			defer C.ag_release_stream(cs)
+			d, err := lookupDB(uintptr(db))
+			if err != nil {
+				return err
+			}
+			name, dev, err := insertArgs(typ, device)
+			if err != nil {
+				return err
+			}
+			tx, err := d.db.Begin()
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback() // a no-op after Commit
+			// Each batch is copied into the transaction and released at once.
+			err = readStream(d.context(), cs, d.timeColumn, func(b *batch) error {
+				defer b.release()
+				return tx.Insert(name, dev, b.tab)
+			})
+			if err != nil {
+				return err
+			}
+			return tx.Commit()
+		})
+	})
+}

@@ -1,0 +1,109 @@
+// Package main is libarcadego's C ABI: the //export arcadego_* functions
+// declared in arcadego.h, built with -buildmode=c-shared. It only
+// translates between C and the engine: handles, status codes and messages,
+// JSON options, and Arrow through the C Data Interface (arrow/cdata). It is
+// the only package of the module that uses cgo, and it must hold no logic
+// that a Go caller of the engine would also need.
+//
+// Rules that every export follows:
+//
+//   - Handles are integers from a counter that never repeats, looked up in
+//     a table under a mutex (handles.go). C sees them as opaque pointers; Go
+//     never holds them in a pointer-typed variable (the garbage collector
+//     aborts on pointer values below 4096), which is why the exports take
+//     uintptr_t where arcadego.h says arcadego_db*. Both are one machine
+//     word, passed the same way on every supported platform.
+//   - No Go pointer is ever stored in C memory: messages are C.CString,
+//     results are built with a C allocator (mallocator), shadow structs
+//     live in C.calloc'ed memory.
+//   - A panic never crosses the boundary: call() recovers it into
+//     ARCADEGO_INTERNAL.
+//   - Arrow structs passed in are moved: released on every path (arrowin.go
+//     explains the import and why it never hands the caller's structs to
+//     arrow/cdata directly).
+package main
+
+/*
+#cgo CFLAGS: -O2 -Wall
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/debug"
+	"unsafe"
+
+	"github.com/arcadego/arcadego/core/errs"
+)
+
+// version is the library version reported by arcadego_version.
+const version = "0.1.0"
+
+func main() {}
+
+// status is the C status code of err (errs.Code).
+func status(err error) C.int { return C.int(errs.Code(err)) }
+
+// call runs fn as the body of an export: it clears *cerr, recovers a panic
+// into ARCADEGO_INTERNAL and stores the message of a failure in *cerr.
+func call(cerr **C.char, fn func() error) (code C.int) {
+	if cerr != nil {
+		*cerr = nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("panic in libarcadego (please report it): %v: %w", r, errs.ErrInternal)
+			code = fail(cerr, err)
+		}
+	}()
+	return fail(cerr, fn())
+}
+
+// fail stores err's message in *cerr (when both are set) and returns its code.
+func fail(cerr **C.char, err error) C.int {
+	if err == nil {
+		return C.int(errs.CodeOK)
+	}
+	if cerr != nil {
+		*cerr = C.CString(err.Error())
+	}
+	return status(err)
+}
+
+// guarded runs fn with faults on bad addresses turned into panics (which
+// call recovers) instead of killing the host process: Arrow input is read
+// through pointers we can check only so far.
+func guarded(fn func() error) error {
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	return fn()
+}
+
+// goString copies a C string; what names it in the error when it is NULL.
+func goString(what string, s *C.char) (string, error) {
+	if s == nil {
+		return "", fmt.Errorf("%s is NULL: %w", what, errs.ErrInvalidArgument)
+	}
+	return C.GoString(s), nil
+}
+
+// optString copies a C string, "" for NULL.
+func optString(s *C.char) string {
+	if s == nil {
+		return ""
+	}
+	return C.GoString(s)
+}
+
+var versionString = C.CString(version) // allocated once, never freed
+
+//export arcadego_version
+func arcadego_version() *C.char { return versionString }
+
+//export arcadego_free
+func arcadego_free(p unsafe.Pointer) {
+	if p != nil {
+		C.free(p)
+	}
+}

@@ -1,0 +1,308 @@
+/*
+** smoke.c: a plain C caller of libarcadego. It opens a database in a
+** temporary directory, sets up a schema in a transaction, inserts a
+** hand-built Arrow batch (time int64, k int64, s utf8 with a null) that it
+** owns through a release callback, scans it back through the result
+** stream, and frees everything. Exit status 0 only if every check passed,
+** so run.sh can also run it under valgrind for leaks and bad accesses.
+*/
+#define _DEFAULT_SOURCE /* mkdtemp */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arcadego.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                               \
+  do {                                                                 \
+    if (!(cond)) {                                                     \
+      fprintf(stderr, "smoke.c:%d: check failed: %s: ", __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                    \
+      fprintf(stderr, "\n");                                           \
+      failures++;                                                      \
+    }                                                                  \
+  } while (0)
+
+static int schemas_released, arrays_released;
+
+/* ---- a producer of Arrow structs, as a C library would write one ---- */
+
+static void release_child_schema(struct ArrowSchema *s) { s->release = NULL; }
+
+static void release_schema(struct ArrowSchema *s) {
+  for (int64_t i = 0; i < s->n_children; i++) {
+    struct ArrowSchema *c = s->children[i];
+    if (c->release != NULL) {
+      c->release(c);
+    }
+    free(c);
+  }
+  free(s->children);
+  s->release = NULL;
+  schemas_released++;
+}
+
+static struct ArrowSchema *child_schema(const char *format, const char *name, int64_t flags) {
+  struct ArrowSchema *c = calloc(1, sizeof *c);
+  c->format = format;
+  c->name = name;
+  c->flags = flags;
+  c->release = release_child_schema;
+  return c;
+}
+
+static void make_schema(struct ArrowSchema *s) {
+  memset(s, 0, sizeof *s);
+  s->format = "+s";
+  s->name = "";
+  s->n_children = 3;
+  s->children = calloc(3, sizeof *s->children);
+  s->children[0] = child_schema("l", "time", 0);
+  s->children[1] = child_schema("l", "k", ARROW_FLAG_NULLABLE);
+  s->children[2] = child_schema("u", "s", ARROW_FLAG_NULLABLE);
+  s->release = release_schema;
+}
+
+static void release_array_buffers(struct ArrowArray *a) {
+  for (int64_t i = 0; i < a->n_buffers; i++) {
+    free((void *)a->buffers[i]);
+  }
+  free(a->buffers);
+}
+
+static void release_child_array(struct ArrowArray *a) {
+  release_array_buffers(a);
+  a->release = NULL;
+}
+
+static void release_array(struct ArrowArray *a) {
+  for (int64_t i = 0; i < a->n_children; i++) {
+    struct ArrowArray *c = a->children[i];
+    if (c->release != NULL) {
+      c->release(c);
+    }
+    free(c);
+  }
+  free(a->children);
+  release_array_buffers(a);
+  a->release = NULL;
+  arrays_released++;
+}
+
+static void *copy_of(const void *p, size_t n) {
+  void *q = malloc(n ? n : 1);
+  memcpy(q, p, n);
+  return q;
+}
+
+static struct ArrowArray *child_array(int64_t length, int64_t null_count, int64_t n_buffers) {
+  struct ArrowArray *c = calloc(1, sizeof *c);
+  c->length = length;
+  c->null_count = null_count;
+  c->n_buffers = n_buffers;
+  c->buffers = calloc((size_t)n_buffers, sizeof *c->buffers);
+  c->release = release_child_array;
+  return c;
+}
+
+/* Rows: time 1,2,3; k 10,20,30; s "a", null, "ccc". */
+static void make_batch(struct ArrowArray *a) {
+  static const int64_t times[] = {1, 2, 3};
+  static const int64_t ks[] = {10, 20, 30};
+  static const int32_t offsets[] = {0, 1, 1, 4};
+  static const char data[] = "accc";
+  static const uint8_t validity[] = {0x5}; /* rows 0 and 2 */
+
+  memset(a, 0, sizeof *a);
+  a->length = 3;
+  a->n_buffers = 1;
+  a->buffers = calloc(1, sizeof *a->buffers); /* no top-level validity */
+  a->n_children = 3;
+  a->children = calloc(3, sizeof *a->children);
+
+  struct ArrowArray *t = child_array(3, 0, 2);
+  t->buffers[1] = copy_of(times, sizeof times);
+  struct ArrowArray *k = child_array(3, 0, 2);
+  k->buffers[1] = copy_of(ks, sizeof ks);
+  struct ArrowArray *s = child_array(3, 1, 3);
+  s->buffers[0] = copy_of(validity, sizeof validity);
+  s->buffers[1] = copy_of(offsets, sizeof offsets);
+  s->buffers[2] = copy_of(data, 4);
+
+  a->children[0] = t;
+  a->children[1] = k;
+  a->children[2] = s;
+  a->release = release_array;
+}
+
+/* ---- reading results ---- */
+
+static int bit(const void *bitmap, int64_t i) {
+  if (bitmap == NULL) {
+    return 1;
+  }
+  return (((const uint8_t *)bitmap)[i >> 3] >> (i & 7)) & 1;
+}
+
+static void check_result_schema(struct ArrowSchema *s) {
+  static const char *names[] = {"device", "time", "k", "s"};
+  static const char *formats[] = {"u", "l", "l", "u"};
+  CHECK(strcmp(s->format, "+s") == 0, "format %s", s->format);
+  CHECK(s->n_children == 4, "%lld columns", (long long)s->n_children);
+  for (int64_t i = 0; i < s->n_children && i < 4; i++) {
+    CHECK(strcmp(s->children[i]->name, names[i]) == 0, "column %lld is %s", (long long)i, s->children[i]->name);
+    CHECK(strcmp(s->children[i]->format, formats[i]) == 0, "column %s has format %s", names[i],
+          s->children[i]->format);
+  }
+}
+
+static void check_result_batch(struct ArrowArray *a) {
+  CHECK(a->length == 3, "%lld rows", (long long)a->length);
+  CHECK(a->n_children == 4, "%lld columns", (long long)a->n_children);
+  if (a->length != 3 || a->n_children != 4) {
+    return;
+  }
+  struct ArrowArray *dev = a->children[0], *t = a->children[1], *k = a->children[2], *s = a->children[3];
+  const int32_t *doff = dev->buffers[1];
+  for (int i = 0; i < 3; i++) {
+    int64_t r = dev->offset + i;
+    CHECK(memcmp((const char *)dev->buffers[2] + doff[r], "d1", 2) == 0 && doff[r + 1] - doff[r] == 2,
+          "device of row %d", i);
+    CHECK(((const int64_t *)t->buffers[1])[t->offset + i] == i + 1, "time of row %d", i);
+    CHECK(bit(k->buffers[0], k->offset + i), "k of row %d is null", i);
+    CHECK(((const int64_t *)k->buffers[1])[k->offset + i] == 10 * (i + 1), "k of row %d", i);
+  }
+  const int32_t *soff = s->buffers[1];
+  const char *sdata = s->buffers[2];
+  int64_t o = s->offset;
+  CHECK(s->null_count == 1, "s has %lld nulls", (long long)s->null_count);
+  CHECK(bit(s->buffers[0], o + 0) && soff[o + 1] - soff[o] == 1 && memcmp(sdata + soff[o], "a", 1) == 0,
+        "s of row 0");
+  CHECK(!bit(s->buffers[0], o + 1), "s of row 1 is not null");
+  CHECK(bit(s->buffers[0], o + 2) && soff[o + 3] - soff[o + 2] == 3 && memcmp(sdata + soff[o + 2], "ccc", 3) == 0,
+        "s of row 2");
+}
+
+int main(void) {
+  char dir[] = "/tmp/arcadego-smoke-XXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    perror("mkdtemp");
+    return 2;
+  }
+  char *err = NULL;
+  int rc;
+
+  CHECK(strlen(arcadego_version()) > 0, "empty version");
+
+  /* A bad option is refused with a message. */
+  arcadego_db *db = NULL;
+  rc = arcadego_open(dir, "{\"sync\": \"sometimes\"}", &db, &err);
+  CHECK(rc == ARCADEGO_INVALID_ARGUMENT && err != NULL, "bad option: status %d", rc);
+  arcadego_free(err);
+  err = NULL;
+
+  rc = arcadego_open(dir, "{\"sync\": \"normal\"}", &db, &err);
+  CHECK(rc == ARCADEGO_OK && db != NULL, "open: %d %s", rc, err ? err : "");
+  arcadego_free(err);
+  if (db == NULL) {
+    return 1;
+  }
+
+  /* Schema and data in one transaction. */
+  arcadego_tx *tx = NULL;
+  rc = arcadego_begin(db, &tx, &err);
+  CHECK(rc == ARCADEGO_OK, "begin: %d", rc);
+  rc = arcadego_tx_exec(tx, "CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64; CREATE PROPERTY A.s STRING", &err);
+  CHECK(rc == ARCADEGO_OK, "tx_exec: %d %s", rc, err ? err : "");
+  arcadego_free(err);
+  err = NULL;
+
+  struct ArrowSchema schema;
+  struct ArrowArray batch;
+  make_schema(&schema);
+  make_batch(&batch);
+  rc = arcadego_tx_insert(tx, "A", "d1", &schema, &batch, &err);
+  CHECK(rc == ARCADEGO_OK, "tx_insert: %d %s", rc, err ? err : "");
+  arcadego_free(err);
+  err = NULL;
+  CHECK(schema.release == NULL && batch.release == NULL, "insert did not release its input");
+  CHECK(schemas_released == 1 && arrays_released == 1, "released %d schemas, %d arrays", schemas_released,
+        arrays_released);
+
+  rc = arcadego_commit(tx, &err);
+  CHECK(rc == ARCADEGO_OK, "commit: %d %s", rc, err ? err : "");
+  arcadego_free(err);
+  err = NULL;
+  rc = arcadego_commit(tx, &err);
+  CHECK(rc == ARCADEGO_CLOSED && err != NULL, "second commit: %d", rc);
+  arcadego_free(err);
+  err = NULL;
+
+  /* A failing DDL statement reports line and column. */
+  rc = arcadego_exec(db, "CREATE PROPERTY A.k INT64", &err);
+  CHECK(rc == ARCADEGO_ALREADY_EXISTS && err != NULL, "duplicate property: %d", rc);
+  arcadego_free(err);
+  err = NULL;
+
+  char *json = NULL;
+  rc = arcadego_describe(db, "A", &json, &err);
+  CHECK(rc == ARCADEGO_OK && json != NULL && strstr(json, "\"name\":\"k\"") != NULL, "describe: %d %s", rc,
+        json ? json : "");
+  arcadego_free(json);
+
+  /* Scan it back. */
+  struct ArrowArrayStream stream;
+  rc = arcadego_scan(db, "{\"type\": \"A\"}", &stream, &err);
+  CHECK(rc == ARCADEGO_OK, "scan: %d %s", rc, err ? err : "");
+  arcadego_free(err);
+  err = NULL;
+  if (rc == ARCADEGO_OK) {
+    struct ArrowSchema rs;
+    rc = stream.get_schema(&stream, &rs);
+    CHECK(rc == 0, "get_schema: %d", rc);
+    if (rc == 0) {
+      check_result_schema(&rs);
+      rs.release(&rs);
+    }
+    int batches = 0;
+    for (;;) {
+      struct ArrowArray ra;
+      rc = stream.get_next(&stream, &ra);
+      CHECK(rc == 0, "get_next: %d %s", rc, stream.get_last_error(&stream));
+      if (rc != 0 || ra.release == NULL) {
+        break;
+      }
+      batches++;
+      check_result_batch(&ra);
+      ra.release(&ra);
+      CHECK(ra.release == NULL, "result batch release did not mark it released");
+    }
+    CHECK(batches == 1, "%d batches", batches);
+    stream.release(&stream);
+    CHECK(stream.release == NULL, "stream release did not mark it released");
+  }
+
+  rc = arcadego_close(db, &err);
+  CHECK(rc == ARCADEGO_OK, "close: %d %s", rc, err ? err : "");
+  arcadego_free(err);
+  err = NULL;
+  rc = arcadego_close(db, &err);
+  CHECK(rc == ARCADEGO_CLOSED, "second close: %d", rc);
+  arcadego_free(err);
+
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) {
+    fprintf(stderr, "could not remove %s\n", dir);
+  }
+  if (failures > 0) {
+    fprintf(stderr, "smoke: %d checks failed\n", failures);
+    return 1;
+  }
+  printf("smoke: all checks passed\n");
+  return 0;
+}
