@@ -1,0 +1,96 @@
+"""The in-tree PEP 517 backend: wheel layout, RECORD, tags, metadata, sdist."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import arcadego
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def backend() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("arcadego_build", ROOT / "build" / "backend" / "arcadego_build.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_wheel(backend: ModuleType, tmp_path: Path) -> None:
+    name = backend.build_wheel(str(tmp_path), {"lib": arcadego.library_path()})
+    assert name == f"arcadego-{arcadego.__version__}-py3-none-manylinux_2_34_x86_64.whl"
+    with zipfile.ZipFile(tmp_path / name) as z:
+        names = set(z.namelist())
+        di = f"arcadego-{arcadego.__version__}.dist-info"
+        for required in ("arcadego/__init__.py", "arcadego/py.typed", "arcadego/libarcadego.so",
+                         "arcadego/pytest_plugin.py", f"{di}/METADATA", f"{di}/WHEEL",
+                         f"{di}/entry_points.txt", f"{di}/RECORD"):
+            assert required in names
+        assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
+        record = z.read(f"{di}/RECORD").decode().splitlines()
+        listed = {}
+        for line in record:
+            path, digest, size = line.rsplit(",", 2)
+            listed[path] = (digest, size)
+        assert set(listed) == names
+        for path, (digest, size) in listed.items():
+            if path.endswith("RECORD"):
+                assert digest == "" and size == ""
+                continue
+            data = z.read(path)
+            want = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            assert digest == f"sha256={want}" and int(size) == len(data), path
+        assert z.getinfo("arcadego/libarcadego.so").external_attr >> 16 & 0o111
+        wheel = z.read(f"{di}/WHEEL").decode()
+        assert "Root-Is-Purelib: false" in wheel and "Tag: py3-none-manylinux_2_34_x86_64" in wheel
+        meta = z.read(f"{di}/METADATA").decode()
+        assert "Requires-Dist: numpy" in meta
+        assert 'Requires-Dist: pyarrow>=14; extra == "arrow"' in meta
+        assert 'Requires-Dist: pandas>=2.0; extra == "pandas"' in meta
+        assert "Provides-Extra: all" in meta
+        entry = z.read(f"{di}/entry_points.txt").decode()
+        assert "arcadego = arcadego.pytest_plugin" in entry.split("[pytest11]")[1]
+        assert "arcadego = arcadego._cli:main" in entry.split("[console_scripts]")[1]
+
+
+def test_prepare_metadata_matches_wheel(backend: ModuleType, tmp_path: Path) -> None:
+    di = backend.prepare_metadata_for_build_wheel(str(tmp_path))
+    assert di == f"arcadego-{arcadego.__version__}.dist-info"
+    assert (tmp_path / di / "METADATA").read_text().startswith("Metadata-Version: 2.1\nName: arcadego\n")
+
+
+def test_sdist(backend: ModuleType, tmp_path: Path) -> None:
+    name = backend.build_sdist(str(tmp_path))
+    with tarfile.open(tmp_path / name) as t:
+        names = set(t.getnames())
+    base = f"arcadego-{arcadego.__version__}"
+    for required in ("pyproject.toml", "go.mod", "go.sum", "PKG-INFO", "capi/arcadego.h",
+                     "python/arcadego/__init__.py", "build/backend/arcadego_build.py"):
+        assert f"{base}/{required}" in names
+    assert not any(n.endswith((".so", ".pyc")) for n in names)
+
+
+def test_toml_fallback_parser_reads_our_pyproject(backend: ModuleType) -> None:
+    text = (ROOT / "pyproject.toml").read_text()
+    parsed = backend._parse_toml_subset(text)
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        assert parsed == tomllib.loads(text)
+    assert parsed["project"]["optional-dependencies"]["arrow"] == ["pyarrow>=14"]
+
+
+def test_missing_prebuilt_library_is_an_error(backend: ModuleType, tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="does not exist"):
+        backend.build_wheel(str(tmp_path), {"lib": str(tmp_path / "nope.so")})
