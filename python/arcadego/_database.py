@@ -121,6 +121,13 @@ class _Input:
         self.keep: Any = None
         self.export: _export.Export | None = None
 
+    def cells(self) -> int:
+        """Rows x columns of a (schema, array) input, read from its struct."""
+        if self.export is not None:
+            return int(self.export.cells)
+        a = _cdata.ArrowArray.from_address(self.array)
+        return int(a.length) * max(int(a.n_children), 1)
+
     def finish(self) -> None:
         """Release what the library did not take (it always moves, but a
         failure before the call must not leak)."""
@@ -172,12 +179,13 @@ def _insert(db: Database, handle: int, in_tx: bool, type_name: str, data: Any, d
     err = ctypes.c_void_p()
     lib = _lib.lib
     try:
-        if inp.stream:
+        if inp.stream:  # size unknown, producer maybe slow: always cancellable
             fn = lib.arcadego_tx_insert_stream if in_tx else lib.arcadego_insert_stream
             status = _lib.run_cancellable(db._handle, fn, handle, t, d, inp.stream, ctypes.byref(err))
         else:
             fn = lib.arcadego_tx_insert if in_tx else lib.arcadego_insert
-            status = _lib.run_cancellable(db._handle, fn, handle, t, d, inp.schema, inp.array, ctypes.byref(err))
+            status = _lib.run_cancellable(db._handle, fn, handle, t, d, inp.schema, inp.array,
+                                          ctypes.byref(err), handoff=inp.cells() >= _lib.HANDOFF_CELLS)
         _lib.check(status, err)
     finally:
         inp.finish()
@@ -235,7 +243,9 @@ class Transaction(_Schema):
         handle = self._require_open()
         self._handle = None
         err = ctypes.c_void_p()
-        status = _lib.run_cancellable(self._db._handle, _lib.lib.arcadego_commit, handle, ctypes.byref(err))
+        # Not handed off: a commit that reached its log write is not
+        # interruptible anyway.
+        status = _lib.lib.arcadego_commit(handle, ctypes.byref(err))
         _lib.check(status, err)
 
     def rollback(self) -> None:

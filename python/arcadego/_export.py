@@ -50,6 +50,11 @@ PROPERTY_FORMATS: dict[str, str] = {
 _EMPTY = np.zeros(1, dtype=np.uint8)  # a valid address for zero-length buffers
 
 
+def _addr(a: np.ndarray) -> int:
+    """The data address of a numpy array (cheaper than ``a.ctypes.data``)."""
+    return int(a.__array_interface__["data"][0])
+
+
 class Column:
     """One column ready for export: format, length, null count, buffers.
 
@@ -78,100 +83,78 @@ class Export:
 
     def __init__(self, columns: list[Column], length: int) -> None:
         n = len(columns)
-        self.key = next(_keys)
-        self.schemas = np.zeros((n + 1, _SCHEMA_WORDS), dtype=np.uint64)
-        self.arrays = np.zeros((n + 1, _ARRAY_WORDS), dtype=np.uint64)
-        # Strings: parent name "" then "format\0name\0" per column.
+        self.key = key = next(_keys)
+        self.cells = length * max(n, 1)
+        # Pass 1: strings ("+s\0" "\0" then "format\0name\0" per column)
+        # and the buffers to keep.
         parts = [b"+s\0\0"]
-        fmt_off: list[int] = []
-        name_off: list[int] = []
+        offsets: list[int] = []
         pos = 4
-        nbuf: list[int] = []
-        nulls: list[int] = []
-        lengths: list[int] = []
-        addresses: list[int] = [0]
         self.keep: list[Any] = []
         keep = self.keep.append
+        addresses: list[int] = [0]  # the parent's validity buffer
         for c in columns:
             f = c.format.encode()
             nm = c.name.encode()
-            fmt_off.append(pos)
-            name_off.append(pos + len(f) + 1)
+            offsets.append(pos)
+            offsets.append(pos + len(f) + 1)
             parts += (f, b"\0", nm, b"\0")
             pos += len(f) + len(nm) + 2
-            nbuf.append(len(c.buffers))
-            nulls.append(c.null_count)
-            lengths.append(c.length)
             for b in c.buffers:
                 if b is None:
                     addresses.append(0)
-                    continue
-                if b.nbytes == 0:
-                    b = _EMPTY
-                keep(b)
-                addresses.append(b.__array_interface__["data"][0])
-            addresses.extend((0,) * (3 - len(c.buffers)))
+                else:
+                    if b.nbytes == 0:
+                        b = _EMPTY
+                    keep(b)
+                    addresses.append(_addr(b))
+            addresses.extend(_ZEROS[: 3 - len(c.buffers)])
         self.strings = np.frombuffer(b"".join(parts), dtype=np.uint8)
-        base = self.strings.ctypes.data
-        # Buffer pointer table: 3 words per child, one for the parent.
-        self.buffer_table = table = np.array(addresses, dtype=np.uint64)
-        sch_base = self.schemas.ctypes.data
-        arr_base = self.arrays.ctypes.data
-        # Children pointer arrays.
-        self.schema_children = (sch_base + 8 * _SCHEMA_WORDS * np.arange(1, n + 1, dtype=np.uint64)).astype(np.uint64)
-        self.array_children = (arr_base + 8 * _ARRAY_WORDS * np.arange(1, n + 1, dtype=np.uint64)).astype(np.uint64)
-        s, a = self.schemas, self.arrays
-        key = self.key
-        # Parent schema.
-        s[0, _S_FORMAT] = base
-        s[0, _S_NAME] = base + 3
-        s[0, _S_NCHILD] = n
-        s[0, _S_CHILDREN] = self.schema_children.ctypes.data if n else 0
-        s[0, _S_RELEASE] = _schema_release_address
-        s[0, _S_PRIVATE] = key
-        # Child schemas.
-        s[1:, _S_FORMAT] = base + np.array(fmt_off, dtype=np.uint64)
-        s[1:, _S_NAME] = base + np.array(name_off, dtype=np.uint64)
-        s[1:, _S_FLAGS] = _FLAG_NULLABLE
-        s[1:, _S_RELEASE] = _schema_release_address
-        s[1:, _S_PRIVATE] = key
-        # Parent array.
-        tbase = table.ctypes.data
-        a[0, _A_LENGTH] = length
-        a[0, _A_NBUF] = 1
-        a[0, _A_BUFFERS] = tbase
-        a[0, _A_NCHILD] = n
-        a[0, _A_CHILDREN] = self.array_children.ctypes.data if n else 0
-        a[0, _A_RELEASE] = _array_release_address
-        a[0, _A_PRIVATE] = key
-        # Child arrays.
-        a[1:, _A_LENGTH] = lengths
-        a[1:, _A_NULLS] = nulls
-        a[1:, _A_NBUF] = nbuf
-        a[1:, _A_BUFFERS] = tbase + 8 + 24 * np.arange(n, dtype=np.uint64)
-        a[1:, _A_RELEASE] = _array_release_address
-        a[1:, _A_PRIVATE] = key
+        self.buffer_table = np.array(addresses, dtype=np.uint64)
+        self.schemas = np.empty((n + 1) * _SCHEMA_WORDS, dtype=np.uint64)
+        self.arrays = np.empty((n + 1) * _ARRAY_WORDS, dtype=np.uint64)
+        self.schema_children = np.empty(n, dtype=np.uint64)
+        self.array_children = np.empty(n, dtype=np.uint64)
+        sbase, abase, tbase, strbase = (_addr(self.schemas), _addr(self.arrays),
+                                        _addr(self.buffer_table), _addr(self.strings))
+        srel, arel = _schema_release_address, _array_release_address
+        # Pass 2: the struct words. Layouts (8-byte words):
+        # schema: format name metadata flags n_children children dictionary release private
+        # array:  length null_count offset n_buffers n_children buffers children dictionary release private
+        sw = [strbase, strbase + 3, 0, 0, n, _addr(self.schema_children) if n else 0, 0, srel, key]
+        aw = [length, 0, 0, 1, n, tbase, _addr(self.array_children) if n else 0, 0, arel, key]
+        for i, c in enumerate(columns):
+            sw += (strbase + offsets[2 * i], strbase + offsets[2 * i + 1], 0, _FLAG_NULLABLE, 0, 0, 0, srel, key)
+            aw += (c.length, c.null_count, 0, len(c.buffers), 0, tbase + 8 + 24 * i, 0, 0, arel, key)
+        self.schemas[:] = sw
+        self.arrays[:] = aw
+        if n:
+            self.schema_children[:] = range(sbase + 8 * _SCHEMA_WORDS, sbase + 8 * _SCHEMA_WORDS * (n + 1),
+                                            8 * _SCHEMA_WORDS)
+            self.array_children[:] = range(abase + 8 * _ARRAY_WORDS, abase + 8 * _ARRAY_WORDS * (n + 1),
+                                           8 * _ARRAY_WORDS)
+        self.schemas = self.schemas.reshape(n + 1, _SCHEMA_WORDS)
+        self.arrays = self.arrays.reshape(n + 1, _ARRAY_WORDS)
         self.live = 2 * (n + 1)
         _registry[key] = self
 
     @property
     def schema_address(self) -> int:
-        return int(self.schemas.ctypes.data)
+        return _addr(self.schemas)
 
     @property
     def array_address(self) -> int:
-        return int(self.arrays.ctypes.data)
+        return _addr(self.arrays)
 
     def release_all(self) -> None:
         """Release what no consumer took (after a call that did not move)."""
-        for block, col, address, fn in (
-            (self.schemas, _S_RELEASE, self.schema_address, _release_schema),
-            (self.arrays, _A_RELEASE, self.array_address, _release_array),
-        ):
-            if block[0, col]:
-                fn(address)
+        if self.schemas[0, _S_RELEASE]:
+            _release_schema(self.schema_address)
+        if self.arrays[0, _A_RELEASE]:
+            _release_array(self.array_address)
 
 
+_ZEROS = (0, 0, 0)
 _keys = itertools.count(1)
 _registry: dict[int, Export] = {}
 
@@ -183,18 +166,18 @@ def live_exports() -> int:
 
 def _release(address: int, words: int, release_col: int, private_col: int, block_name: str) -> None:
     # The struct at `address` may be a consumer's moved copy: read it there.
-    struct = np.frombuffer((ctypes.c_uint64 * words).from_address(address), dtype=np.uint64)
-    key = int(struct[private_col])
-    owner = _registry.get(key)
+    struct = (ctypes.c_uint64 * words).from_address(address)
+    key = struct[private_col]
+    n_children = struct[4]
     struct[release_col] = 0
+    owner = _registry.get(key)
     if owner is None:
         return
     released = 1
-    block = getattr(owner, block_name)
-    if int(struct[4]) > 0:  # n_children: the parent releases children not moved out
-        children = block[1:, release_col]
+    if n_children:  # the parent releases the children not moved out
+        children = getattr(owner, block_name)[1:, release_col]
         mask = children != 0
-        released += int(mask.sum())
+        released += int(np.count_nonzero(mask))
         children[mask] = 0
     owner.live -= released
     if owner.live <= 0:

@@ -181,15 +181,22 @@ class _Worker:
 _worker = _Worker()
 
 
-def run_cancellable(db: c_void_p, fn: Callable[..., Any], *args: Any) -> Any:
-    """Run ``fn(*args)`` (a library call); on the main thread, do it on the
-    helper thread so that Ctrl-C cancels it through arcadego_cancel(db).
+#: Inserts of at least this many cells (rows x columns) run on the helper
+#: thread; smaller ones finish long before a person presses Ctrl-C, and the
+#: handoff costs two thread wake-ups.
+HANDOFF_CELLS = 1 << 18
+
+
+def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool = True) -> Any:
+    """Run ``fn(*args)`` (a library call). On the main thread, with
+    ``handoff``, run it on the helper thread so that Ctrl-C cancels it
+    through arcadego_cancel(db).
 
     The KeyboardInterrupt is re-raised once the call has returned (canceled
     or finished), so no buffer is freed while the library still reads it.
     """
     check_fork()
-    if threading.current_thread() is not threading.main_thread():
+    if not handoff or threading.current_thread() is not threading.main_thread():
         return fn(*args)
     done, box = _worker.submit(fn, args)
     interrupted: BaseException | None = None

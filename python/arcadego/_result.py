@@ -7,7 +7,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from . import _cdata, _lib, _optional
-from ._errors import ClosedError
 from ._import import read_stream
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,8 +56,9 @@ class Result:
         address = _cdata.malloc_stream()
         err = ctypes.c_void_p()
         try:
-            status = _lib.run_cancellable(handle, _lib.lib.arcadego_scan, handle, self._json,
-                                          address, ctypes.byref(err))
+            # Direct: starting a scan is quick; the rows come in get_next
+            # calls of one batch each, between which Ctrl-C is delivered.
+            status = _lib.lib.arcadego_scan(handle, self._json, address, ctypes.byref(err))
             _lib.check(status, err)
         except BaseException:
             _cdata.free(address)
@@ -81,14 +81,7 @@ class Result:
         datetime.date, nulls None."""
         address = self._scan()
         try:
-            handle = self._db._handle
-
-            def call(fn: Any, *args: Any) -> Any:
-                if handle is None:
-                    raise ClosedError("the database is closed")
-                return _lib.run_cancellable(handle, fn, *args)
-
-            fields, columns = read_stream(address, call)
+            fields, columns = read_stream(address)
         finally:
             _cdata.free(address)
         return {f.name: c for f, c in zip(fields, columns)}
