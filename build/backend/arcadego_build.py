@@ -212,7 +212,11 @@ def _build_library(out_dir: str, config_settings: dict[str, Any] | None) -> str:
         cmd = ["go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w",
                "-o", os.path.join(out_dir, LIBRARY), "./capi"]
     print("arcadego_build: " + " ".join(cmd), file=sys.stderr, flush=True)
-    subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=sys.stderr)
+    try:
+        subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=sys.stderr)
+    except subprocess.CalledProcessError as e:
+        raise RuntimeError(f"the Go build of {LIBRARY} failed (exit status {e.returncode}); "
+                           "its output is above") from None
     path = os.path.join(out_dir, LIBRARY)
     if not os.path.isfile(path):
         raise RuntimeError(f"the Go build did not produce {path}")

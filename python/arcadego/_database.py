@@ -80,7 +80,8 @@ class _Schema:
         STRING, BINARY, TIMESTAMP, DATE (or an alias the parser accepts).
         """
         if not isinstance(property_type, str) or not property_type.replace("_", "").isalnum():
-            raise InvalidArgumentError(f"invalid property type {property_type!r}; expected one of {', '.join(_PROPERTY_TYPES)}")
+            raise InvalidArgumentError(
+                f"invalid property type {property_type!r}; expected one of {', '.join(_PROPERTY_TYPES)}")
         self.execute(f"CREATE PROPERTY {quote_name(type)}.{quote_name(name)} {property_type}"
                      + (" IF NOT EXISTS" if if_not_exists else ""))
 

@@ -26,10 +26,10 @@ from ._errors import InvalidArgumentError
 
 __all__ = ["Column", "Export", "columns_from_mapping", "columns_from_pandas", "export_columns"]
 
-# Word positions of the struct members (every member is 8 bytes on 64-bit).
-_S_FORMAT, _S_NAME, _S_FLAGS, _S_NCHILD, _S_CHILDREN, _S_RELEASE, _S_PRIVATE = 0, 1, 3, 4, 5, 7, 8
-_A_LENGTH, _A_NULLS, _A_NBUF, _A_NCHILD, _A_BUFFERS, _A_CHILDREN, _A_RELEASE, _A_PRIVATE = (
-    0, 1, 3, 4, 5, 6, 8, 9)
+# Word positions of the members the release callbacks use (every member is
+# 8 bytes on 64-bit); n_children is word 4 in both structs.
+_S_RELEASE, _S_PRIVATE = 7, 8
+_A_RELEASE, _A_PRIVATE = 8, 9
 _SCHEMA_WORDS = ctypes.sizeof(ArrowSchema) // 8
 _ARRAY_WORDS = ctypes.sizeof(ArrowArray) // 8
 _FLAG_NULLABLE = 2
@@ -111,11 +111,11 @@ class Export:
             addresses.extend(_ZEROS[: 3 - len(c.buffers)])
         self.strings = np.frombuffer(b"".join(parts), dtype=np.uint8)
         self.buffer_table = np.array(addresses, dtype=np.uint64)
-        self.schemas = np.empty((n + 1) * _SCHEMA_WORDS, dtype=np.uint64)
-        self.arrays = np.empty((n + 1) * _ARRAY_WORDS, dtype=np.uint64)
+        schemas = np.empty((n + 1) * _SCHEMA_WORDS, dtype=np.uint64)
+        arrays = np.empty((n + 1) * _ARRAY_WORDS, dtype=np.uint64)
         self.schema_children = np.empty(n, dtype=np.uint64)
         self.array_children = np.empty(n, dtype=np.uint64)
-        sbase, abase, tbase, strbase = (_addr(self.schemas), _addr(self.arrays),
+        sbase, abase, tbase, strbase = (_addr(schemas), _addr(arrays),
                                         _addr(self.buffer_table), _addr(self.strings))
         srel, arel = _schema_release_address, _array_release_address
         # Pass 2: the struct words. Layouts (8-byte words):
@@ -126,15 +126,16 @@ class Export:
         for i, c in enumerate(columns):
             sw += (strbase + offsets[2 * i], strbase + offsets[2 * i + 1], 0, _FLAG_NULLABLE, 0, 0, 0, srel, key)
             aw += (c.length, c.null_count, 0, len(c.buffers), 0, tbase + 8 + 24 * i, 0, 0, arel, key)
-        self.schemas[:] = sw
-        self.arrays[:] = aw
+        schemas[:] = sw
+        arrays[:] = aw
         if n:
             self.schema_children[:] = range(sbase + 8 * _SCHEMA_WORDS, sbase + 8 * _SCHEMA_WORDS * (n + 1),
                                             8 * _SCHEMA_WORDS)
             self.array_children[:] = range(abase + 8 * _ARRAY_WORDS, abase + 8 * _ARRAY_WORDS * (n + 1),
                                            8 * _ARRAY_WORDS)
-        self.schemas = self.schemas.reshape(n + 1, _SCHEMA_WORDS)
-        self.arrays = self.arrays.reshape(n + 1, _ARRAY_WORDS)
+        # Rows: 0 the parent, 1..n the children (views of the same memory).
+        self.schemas: np.ndarray = schemas.reshape(n + 1, _SCHEMA_WORDS)
+        self.arrays: np.ndarray = arrays.reshape(n + 1, _ARRAY_WORDS)
         self.live = 2 * (n + 1)
         _registry[key] = self
 
@@ -329,7 +330,8 @@ def column_from_numpy(name: str, arr: np.ndarray, valid: np.ndarray | None = Non
             nan = np.isnan(arr)
             if nan.any():
                 valid = ~nan if valid is None else valid & ~nan
-        return _fixed(name, "f" if arr.dtype == np.float32 else "g", arr.astype(arr.dtype.newbyteorder("="), copy=False), valid)
+        native = arr.astype(arr.dtype.newbyteorder("="), copy=False)
+        return _fixed(name, "f" if arr.dtype == np.float32 else "g", native, valid)
     if k == "M":
         return _from_datetime64(name, arr, valid)
     if k == "U":
@@ -370,7 +372,6 @@ def column_from_list(name: str, values: Sequence[Any], hint: str | None = None,
     of the existing property) when given.
     """
     values = list(values)
-    n = len(values)
     types = set(map(type, values))
     valid: np.ndarray | None = None
     if not types <= {int, float, bool, str, bytes}:  # nulls or unusual types

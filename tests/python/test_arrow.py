@@ -123,6 +123,6 @@ def test_duckdb_reads_our_results(mem_db: arcadego.Database) -> None:
     res = mem_db.scan("Q")
     direct = duckdb.sql("select device, count(*), sum(k) from res group by device order by device").fetchall()
     assert direct == [("a", 10, 45), ("b", 5, 500)]
-    arrow_table = res.to_arrow()
+    arrow_table = res.to_arrow()  # noqa: F841 - DuckDB finds it by name
     via_table = duckdb.sql("select sum(k) from arrow_table").fetchall()
     assert via_table == [(545,)]
