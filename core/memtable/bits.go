@@ -8,7 +8,7 @@ import "sync/atomic"
 // share a word with rows a reader is reading) and never clears one; readers
 // load words atomically.
 
-func words(bits int) int { return (bits + 63) >> 6 }
+func wordsFor(bits int) int { return (bits + 63) >> 6 }
 
 // bitAt reports bit i of an LSB-first byte bitmap.
 func bitAt(b []byte, i int) bool { return b[i>>3]>>(i&7)&1 != 0 }

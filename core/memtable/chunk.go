@@ -25,7 +25,7 @@ import (
 //     after every write, index when it is rebuilt.
 //   - The writer writes only memory no published state lets a reader read
 //     (rows >= state.rows, positions >= len(state.cols), fresh buffers not
-//     yet published), except through atomics (slot.n, slot.buf,
+//     yet published), except through atomics (slot fields but lo,
 //     rowBlock.times, rowBlock.slots, bitmap words, id table slots).
 //   - mem equals the sum of the estimates of everything the chunk holds (see
 //     the size constants); it changes once per Write.
@@ -45,10 +45,14 @@ type Chunk struct {
 	cols   []colMeta
 	blocks []*rowBlock
 	used   int      // non-empty slots of the id table (entries and tombstones)
-	stamps []uint32 // per position: seq of the last Write that mapped it
+	stamps []uint32 // per position: seq of the last Write that mapped it; grown lazily
 	seq    uint32
-	pos    []int32 // scratch: chunk position of each incoming column
 }
+
+// posPool holds the scratch of a Write (the chunk position of each incoming
+// column), shared by all chunks so that no chunk keeps the scratch of its
+// widest write.
+var posPool = sync.Pool{New: func() any { return new([]int32) }}
 
 // colMeta describes one chunk column.
 type colMeta struct {
@@ -75,44 +79,6 @@ type rowBlock struct {
 	slots atomic.Pointer[[]slot]
 }
 
-// slot is one column's block within a row block. It holds block-relative
-// rows [lo, lo+n); every other row of the row block is null for the column.
-// n == 0 means no block (buf is nil). lo is set once, before the first
-// store of n, so a reader reads lo only after loading a non-zero n.
-// Readers load n before buf: the buffers published before n was stored
-// hold at least n rows.
-type slot struct {
-	lo  int32
-	n   atomic.Int32
-	buf atomic.Pointer[blockBufs]
-}
-
-// blockBufs are the buffers of a column block; index i is block-relative
-// row lo+i. A blockBufs is never modified after publication except by
-// filling rows at or beyond the slot's n and OR-ing bitmap words; growth
-// publishes a copy. Capacity in rows is len(vals)/width for fixed-width
-// types, len(words)*64 for Boolean and len(offs)-1 for String and Binary.
-type blockBufs struct {
-	vals  []byte   // fixed-width values; String and Binary data bytes
-	offs  []int32  // String and Binary: value i is vals[offs[i]:offs[i+1]]
-	words []uint64 // Boolean values
-	valid []uint64 // validity; nil when every held row is valid
-}
-
-func (b *blockBufs) size() int64 {
-	return int64(len(b.vals) + 4*len(b.offs) + 8*len(b.words) + 8*len(b.valid))
-}
-
-func (b *blockBufs) capRows(typ schema.PropertyType) int {
-	switch {
-	case typ == schema.Boolean:
-		return len(b.words) * 64
-	case tablet.VarWidth(typ):
-		return len(b.offs) - 1
-	}
-	return len(b.vals) / tablet.Width(typ)
-}
-
 // Memory estimates. Buffers count their full capacity; the constants
 // cover the structures around them.
 const (
@@ -122,7 +88,7 @@ const (
 	// the two published slice headers.
 	rowBlockOverhead = int64(unsafe.Sizeof(rowBlock{})) + 8 + 2*24
 	slotSize         = int64(unsafe.Sizeof(slot{}))
-	blockOverhead    = int64(unsafe.Sizeof(blockBufs{}))
+	extOverhead      = int64(unsafe.Sizeof(blockExt{}))
 	minTimeRows      = 8
 )
 
@@ -149,40 +115,70 @@ func (c *Chunk) Write(t *tablet.Tablet, ids []schema.PropertyID) error {
 	if len(ids) != len(t.Columns) {
 		return fmt.Errorf("write %d columns with %d ids: %w", len(t.Columns), len(ids), errs.ErrInvalidArgument)
 	}
+	pp := posPool.Get().(*[]int32)
+	defer posPool.Put(pp)
+	if cap(*pp) < len(ids) {
+		*pp = make([]int32, len(ids))
+	}
+	pos := (*pp)[:len(ids)]
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	width := len(c.cols)
-	added, maxPos, err := c.mapColumns(t, ids, width)
+	mp, err := c.mapColumns(t, ids, pos)
 	if err != nil {
 		return err
 	}
-	c.commit(t, ids, width, added, maxPos)
+	c.commit(t, ids, pos, mp)
 	return nil
+}
+
+// mapping is the outcome of mapColumns.
+type mapping struct {
+	width   int      // columns before the Write
+	added   int      // new columns, at positions width, width+1, …
+	maxPos  int      // largest position the Write touches
+	tab     *idTable // the id table holding every mapped column
+	private bool     // tab is a rebuilt table that commit must publish
+	used    int      // non-empty slots of tab
 }
 
 // mapColumns is the one pass over the incoming columns: it checks each,
 // looks it up once, and gives missing columns the positions width,
 // width+1, … in incoming order, inserting them into the id table (readers
-// ignore positions beyond their width). It fills c.pos and returns the
-// number of new columns and the largest position. On failure it turns the
-// entries it inserted into tombstones.
-func (c *Chunk) mapColumns(t *tablet.Tablet, ids []schema.PropertyID, width int) (added, maxPos int, err error) {
+// ignore positions beyond their width). It fills pos. If the table must
+// grow, it is rebuilt once, sized for every column the Write may add, and
+// stays private until commit. On failure, entries inserted into the
+// published table become tombstones.
+func (c *Chunk) mapColumns(t *tablet.Tablet, ids []schema.PropertyID, pos []int32) (mapping, error) {
 	n := len(t.Times)
 	if c.seq++; c.seq == 0 {
 		clear(c.stamps)
 		c.seq = 1
 	}
-	if cap(c.pos) < len(ids) {
-		c.pos = make([]int32, len(ids))
+	mp := mapping{width: len(c.cols), maxPos: -1, tab: c.index.Load(), used: c.used}
+	width, tab := mp.width, mp.tab
+	pubUsed := c.used // slots used in the published table
+	fail := func(i int, err error) (mapping, error) {
+		if pub := c.index.Load(); pub != nil {
+			for j, id := range ids[:i] {
+				if int(pos[j]) < width {
+					continue
+				}
+				if k, e := pub.find(id); e != 0 && entryPos(e) >= width {
+					pub.set(k, tombstone(id))
+				}
+			}
+		}
+		if mp.private {
+			c.used = pubUsed
+		} else {
+			c.used = mp.used
+		}
+		return mapping{}, err
 	}
-	pos := c.pos[:len(ids)]
-	tab := c.index.Load()
-	maxPos = -1
 	for i := range t.Columns {
 		col, id := &t.Columns[i], ids[i]
 		if err := checkColumn(col, n); err != nil {
-			c.undo(ids[:i], pos[:i], width)
-			return 0, 0, fmt.Errorf("column %q (id %d): %w", col.Name, id, err)
+			return fail(i, fmt.Errorf("column %q (id %d): %w", col.Name, id, err))
 		}
 		slot, e := 0, uint64(0)
 		if tab != nil {
@@ -191,44 +187,54 @@ func (c *Chunk) mapColumns(t *tablet.Tablet, ids []schema.PropertyID, width int)
 		p := entryPos(e)
 		switch {
 		case p >= width: // a missing column this Write already added
-			c.undo(ids[:i], pos[:i], width)
-			return 0, 0, fmt.Errorf("column %q (id %d) appears twice: %w", col.Name, id, errs.ErrInvalidArgument)
+			return fail(i, fmt.Errorf("column %q (id %d) appears twice: %w", col.Name, id, errs.ErrInvalidArgument))
 		case p >= 0:
 			if have := c.cols[p].typ; have != col.Type {
-				c.undo(ids[:i], pos[:i], width)
-				return 0, 0, fmt.Errorf("column %q (id %d) is %s, the chunk has it as %s: %w",
-					col.Name, id, typeName(col.Type), typeName(have), errs.ErrInvalidArgument)
+				return fail(i, fmt.Errorf("column %q (id %d) is %s, the chunk has it as %s: %w",
+					col.Name, id, typeName(col.Type), typeName(have), errs.ErrInvalidArgument))
+			}
+			if p >= len(c.stamps) { // grown here, not by expansion: new columns stay cheap
+				old := len(c.stamps)
+				c.stamps = slices.Grow(c.stamps, width-old)[:width]
+				clear(c.stamps[old:])
 			}
 			if c.stamps[p] == c.seq {
-				c.undo(ids[:i], pos[:i], width)
-				return 0, 0, fmt.Errorf("column %q (id %d) appears twice: %w", col.Name, id, errs.ErrInvalidArgument)
+				return fail(i, fmt.Errorf("column %q (id %d) appears twice: %w", col.Name, id, errs.ErrInvalidArgument))
 			}
 			c.stamps[p] = c.seq
 		default: // absent (or a tombstone, whose slot is reused)
-			p = width + added
+			p = width + mp.added
 			if p > entryPosMax {
-				c.undo(ids[:i], pos[:i], width)
-				return 0, 0, fmt.Errorf("column %q (id %d): chunk has too many columns: %w", col.Name, id, errs.ErrInvalidArgument)
+				return fail(i, fmt.Errorf("column %q (id %d): chunk has too many columns: %w", col.Name, id, errs.ErrInvalidArgument))
 			}
-			added++
+			mp.added++
 			if e == 0 {
-				if tab == nil || c.used+1 > tab.limit() {
+				if tab == nil || mp.used+1 > tab.limit() {
+					if !mp.private {
+						pubUsed = mp.used
+					}
 					// Size for every column this Write may still add, so
 					// a Write rebuilds the table at most once.
-					tab = c.rebuild(width+added+len(ids)-i-1, ids[:i], pos[:i], width)
+					tab = c.rebuild(width+mp.added+len(ids)-i-1, ids[:i], pos[:i], width)
+					mp.tab, mp.private = tab, true
+					mp.used = width + mp.added - 1
 					slot, _ = tab.find(id)
 				}
-				c.used++
+				mp.used++
 			}
-			tab.set(slot, makeEntry(id, p))
+			if mp.private {
+				tab.slots[slot] = makeEntry(id, p)
+			} else {
+				tab.set(slot, makeEntry(id, p))
+			}
 		}
 		pos[i] = int32(p)
-		maxPos = max(maxPos, p)
+		mp.maxPos = max(mp.maxPos, p)
 	}
-	return added, maxPos, nil
+	return mp, nil
 }
 
-// rebuild publishes a new id table with room for n entries holding the
+// rebuild returns a new id table with room for n entries holding the
 // committed columns and the entries this Write added so far.
 func (c *Chunk) rebuild(n int, ids []schema.PropertyID, pos []int32, width int) *idTable {
 	tab := newIDTable(n)
@@ -242,31 +248,17 @@ func (c *Chunk) rebuild(n int, ids []schema.PropertyID, pos []int32, width int) 
 			tab.slots[i] = makeEntry(id, int(pos[j]))
 		}
 	}
-	c.used = width
-	for j := range ids {
-		if int(pos[j]) >= width {
-			c.used++
-		}
-	}
-	c.index.Store(tab)
 	return tab
-}
-
-// undo turns the entries a failing Write added into tombstones.
-func (c *Chunk) undo(ids []schema.PropertyID, pos []int32, width int) {
-	tab := c.index.Load()
-	for j, id := range ids {
-		if int(pos[j]) >= width {
-			i, _ := tab.find(id)
-			tab.set(i, tombstone(id))
-		}
-	}
 }
 
 // commit applies a mapped Write: it grows the column list once, appends
 // the rows, publishes the new state and updates the memory totals once.
-func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, width, added, maxPos int) {
-	pos := c.pos[:len(ids)]
+func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, pos []int32, mp mapping) {
+	width, added, maxPos := mp.width, mp.added, mp.maxPos
+	c.used = mp.used
+	if mp.private {
+		c.index.Store(mp.tab) // before the state: see Snapshot
+	}
 	w := writer{c: c}
 	if added > 0 {
 		c.cols = slices.Grow(c.cols, added)
@@ -275,9 +267,6 @@ func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, width, added, 
 				c.cols = append(c.cols, colMeta{id: ids[i], typ: t.Columns[i].Type})
 			}
 		}
-		old := len(c.stamps)
-		c.stamps = slices.Grow(c.stamps, added)[:old+added]
-		clear(c.stamps[old:])
 		w.delta += int64(added) * colOverhead
 	}
 	n := len(t.Times)
@@ -290,8 +279,12 @@ func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, width, added, 
 			w.delta += rowBlockOverhead
 		}
 		sg := segment{rb: c.blocks[b], r: r, off: off, n: cnt, maxPos: maxPos}
+		if b > 0 {
+			sg.prev = c.blocks[b-1]
+		}
 		w.writeTimes(&sg, t.Times[off:off+cnt])
 		for i := range t.Columns {
+			w.left = len(t.Columns) - i
 			w.writeColumn(&sg, int(pos[i]), &t.Columns[i])
 		}
 		off += cnt
@@ -313,21 +306,24 @@ func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, width, added, 
 // segment is the part of a Write that falls into one row block.
 type segment struct {
 	rb     *rowBlock
-	slots  []slot // nil until a column with values needs them
-	r      int    // block-relative row of the segment's first row
-	off    int    // tablet row of the segment's first row
-	n      int    // rows
-	maxPos int    // largest chunk position the Write touches
+	prev   *rowBlock // the row block before rb, if any
+	slots  []slot    // nil until a column with values needs them
+	r      int       // block-relative row of the segment's first row
+	off    int       // tablet row of the segment's first row
+	n      int       // rows
+	maxPos int       // largest chunk position the Write touches
 }
 
 // writer carries one Write's allocations and memory delta. Buffers come
-// from slabs that double with what the Write has used so far: a write that
-// creates 10,000 column blocks makes a few dozen allocations, not 30,000,
-// and wastes at most about as much as it used.
+// from slabs that double with what the Write has used so far, bounded by
+// what the columns left may need: a write that creates 10,000 column
+// blocks makes a few dozen allocations, not 20,000, and wastes at most
+// about as much as it used.
 type writer struct {
 	c     *Chunk
 	delta int64
-	bufs  slab[blockBufs]
+	left  int // incoming columns not yet written in this segment, the current one included
+	exts  slab[blockExt]
 	bytes slab[byte]
 	offs  slab[int32]
 	words slab[uint64]
@@ -342,11 +338,12 @@ type slab[T any] struct {
 	taken int
 }
 
-// take returns n zeroed elements with cap n.
-func (s *slab[T]) take(n int) []T {
+// take returns n zeroed elements with cap n; left is the number of
+// requests of about this size the Write may still make, this one included.
+func (s *slab[T]) take(n, left int) []T {
 	if n > len(s.free) {
 		var zero T
-		size := max(n, min(s.taken, slabBytes/int(unsafe.Sizeof(zero))))
+		size := max(n, min(s.taken, n*left, slabBytes/int(unsafe.Sizeof(zero))))
 		s.free = make([]T, size)
 	}
 	v := s.free[:n:n]
@@ -384,8 +381,9 @@ func (w *writer) slotsOf(sg *segment) []slot {
 		ns := make([]slot, max(sg.maxPos+1, 2*len(cur)))
 		for i := range cur {
 			ns[i].lo = cur[i].lo
-			ns[i].n.Store(cur[i].n.Load())
-			ns[i].buf.Store(cur[i].buf.Load())
+			ns[i].vals.Store(cur[i].vals.Load())
+			ns[i].ext.Store(cur[i].ext.Load())
+			ns[i].meta.Store(cur[i].meta.Load())
 		}
 		w.delta += slotSize * int64(len(ns)-len(cur))
 		sg.rb.slots.Store(&ns)
@@ -393,159 +391,6 @@ func (w *writer) slotsOf(sg *segment) []slot {
 	}
 	sg.slots = cur
 	return cur
-}
-
-// writeColumn writes the segment's rows of col into position p. Leading
-// and trailing nulls are not stored (rows outside [lo, lo+n) are null); a
-// null between values, or a gap since the block's last value, gives the
-// block a validity bitmap.
-func (w *writer) writeColumn(sg *segment, p int, col *tablet.Column) {
-	first, last, nulls, ok := validRange(col, sg.off, sg.n)
-	if !ok {
-		return
-	}
-	s := &w.slotsOf(sg)[p]
-	typ := col.Type
-	src := col.Offset + sg.off + first // buffer index of the first value written
-	cnt := last - first + 1
-	vs := sg.r + first // block-relative row of the first value written
-	var dataLo, dataHi int
-	if tablet.VarWidth(typ) {
-		dataLo, dataHi = int(col.Offsets[src]), int(col.Offsets[src+cnt])
-	}
-
-	var b, old *blockBufs
-	lo, held := vs, int(s.n.Load())
-	if held == 0 {
-		b = w.newBufs(typ, min(nextPow2(cnt), w.c.blockRows-lo), nextPow2(dataHi-dataLo), nulls)
-		s.lo = int32(lo)
-	} else {
-		lo = int(s.lo)
-		old = s.buf.Load()
-		used := 0
-		if tablet.VarWidth(typ) {
-			used = int(old.offs[held])
-		}
-		b = w.grow(old, typ, held, vs-lo+cnt, used+dataHi-dataLo, w.c.blockRows-lo, nulls || vs-lo > held)
-	}
-	at := vs - lo // buffer index of the first value written
-
-	switch {
-	case typ == schema.Boolean:
-		orBits(b.words, at, col.Values, src, cnt)
-	case tablet.VarWidth(typ):
-		used := b.offs[held]
-		for i := held; i < at; i++ { // the gap since the last value
-			b.offs[i+1] = used
-		}
-		base := used - int32(dataLo)
-		for k := range cnt {
-			b.offs[at+k+1] = base + col.Offsets[src+k+1]
-		}
-		copy(b.vals[used:], col.Data[dataLo:dataHi])
-	default:
-		wd := tablet.Width(typ)
-		copy(b.vals[at*wd:], col.Values[src*wd:(src+cnt)*wd])
-	}
-	if b.valid != nil {
-		if col.Validity != nil {
-			orBits(b.valid, at, col.Validity, src, cnt)
-		} else {
-			setBits(b.valid, at, at+cnt)
-		}
-	}
-	if b != old {
-		s.buf.Store(b)
-	}
-	s.n.Store(int32(at + cnt))
-}
-
-// newBufs returns the buffers of a new column block of rows rows and data
-// data bytes (String and Binary).
-func (w *writer) newBufs(typ schema.PropertyType, rows, data int, withValid bool) *blockBufs {
-	b := &w.bufs.take(1)[0]
-	switch {
-	case typ == schema.Boolean:
-		b.words = w.words.take(words(rows))
-	case tablet.VarWidth(typ):
-		b.offs = w.offs.take(rows + 1)
-		b.vals = w.bytes.take(data)
-	default:
-		b.vals = w.bytes.take(rows * tablet.Width(typ))
-	}
-	if withValid {
-		b.valid = w.words.take(words(b.capRows(typ)))
-	}
-	w.delta += blockOverhead + b.size()
-	return b
-}
-
-// grow returns b, or a copy of b with room for rows rows (at most maxRows,
-// doubling) and data data bytes, and with a validity bitmap if withValid.
-// held is the number of rows b holds; a new bitmap marks them valid.
-func (w *writer) grow(b *blockBufs, typ schema.PropertyType, held, rows, data, maxRows int, withValid bool) *blockBufs {
-	capRows := b.capRows(typ)
-	growRows := rows > capRows
-	growData := tablet.VarWidth(typ) && data > len(b.vals)
-	addValid := withValid && b.valid == nil
-	if !growRows && !growData && !addValid {
-		return b
-	}
-	nb := &w.bufs.take(1)[0]
-	*nb = *b
-	if growRows {
-		capRows = min(max(nextPow2(rows), 2*capRows), maxRows)
-		switch {
-		case typ == schema.Boolean:
-			nb.words = w.words.take(words(capRows))
-			copy(nb.words, b.words[:words(held)])
-		case tablet.VarWidth(typ):
-			nb.offs = w.offs.take(capRows + 1)
-			copy(nb.offs, b.offs[:held+1])
-		default:
-			wd := tablet.Width(typ)
-			nb.vals = w.bytes.take(capRows * wd)
-			copy(nb.vals, b.vals[:held*wd])
-		}
-		if b.valid != nil {
-			nb.valid = w.words.take(words(capRows))
-			copy(nb.valid, b.valid[:words(held)])
-		}
-	}
-	if growData {
-		nb.vals = w.bytes.take(max(nextPow2(data), 2*len(b.vals)))
-		copy(nb.vals, b.vals[:b.offs[held]])
-	}
-	if addValid {
-		nb.valid = w.words.take(words(capRows))
-		setBits(nb.valid, 0, held)
-	}
-	w.delta += nb.size() - b.size()
-	return nb
-}
-
-// validRange returns the first and last rows of [off, off+n) of col that
-// hold a value, whether a null lies between them, and false when every
-// row is null.
-func validRange(col *tablet.Column, off, n int) (first, last int, nulls, ok bool) {
-	if col.Validity == nil {
-		return 0, n - 1, false, n > 0
-	}
-	first, count := -1, 0
-	base := col.Offset + off
-	for j := range n {
-		if bitAt(col.Validity, base+j) {
-			if first < 0 {
-				first = j
-			}
-			last = j
-			count++
-		}
-	}
-	if first < 0 {
-		return 0, 0, false, false
-	}
-	return first, last, count != last-first+1, true
 }
 
 // checkColumn checks that col has a known type and buffers covering n rows

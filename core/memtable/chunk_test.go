@@ -85,26 +85,45 @@ func TestWriteRejectsBadInputAndLeavesNoTrace(t *testing.T) {
 }
 
 func TestDuplicateNewIDsAcrossIndexRebuild(t *testing.T) {
-	m := New(Options{})
-	c := m.Chunk(1, "d")
-	cols := make([]tablet.Column, 0, 101)
-	idv := make([]schema.PropertyID, 0, 101)
-	for i := range 100 {
-		cols = append(cols, i64(fmt.Sprint("c", i), int64(i)))
-		idv = append(idv, schema.PropertyID(1000+i))
-	}
-	cols = append(cols, i64("again", int64(0)))
-	idv = append(idv, 1003)
-	err := c.Write(tab(seq(0, 1), cols...), idv)
-	require.ErrorIs(t, err, errs.ErrInvalidArgument)
-	assert.Contains(t, err.Error(), `"again"`)
-	assert.Equal(t, 0, c.Width())
-	assert.Zero(t, c.MemoryUsage())
+	for _, existing := range []int{0, 2} {
+		t.Run(fmt.Sprint("existing=", existing), func(t *testing.T) {
+			m := New(Options{})
+			c := m.Chunk(1, "d")
+			if existing > 0 {
+				// A small id table: the failing write inserts into it, then
+				// rebuilds a private one.
+				require.NoError(t, c.Write(tab(seq(0, 1), i64("x", int64(1)), i64("y", int64(2))), ids(1, 2)))
+			}
+			mem := c.MemoryUsage()
+			cols := make([]tablet.Column, 0, 101)
+			idv := make([]schema.PropertyID, 0, 101)
+			for i := range 100 {
+				cols = append(cols, i64(fmt.Sprint("c", i), int64(i)))
+				idv = append(idv, schema.PropertyID(1000+i))
+			}
+			cols = append(cols, i64("again", int64(0)))
+			idv = append(idv, 1003)
+			err := c.Write(tab(seq(1, 1), cols...), idv)
+			require.ErrorIs(t, err, errs.ErrInvalidArgument)
+			assert.Contains(t, err.Error(), `"again"`)
+			assert.Equal(t, existing, c.Width())
+			assert.Equal(t, mem, c.MemoryUsage())
+			assert.Equal(t, -1, c.Snapshot().ix.lookup(1000, 1<<30), "no trace in the published id table")
 
-	require.NoError(t, c.Write(tab(seq(0, 1), cols[:100]...), idv[:100]))
-	got := readAll(c, ref(1003, "c3", schema.Int64), ref(1099, "c99", schema.Int64))
-	assert.Equal(t, []any{int64(3)}, column(got, 0))
-	assert.Equal(t, []any{int64(99)}, column(got, 1))
+			require.NoError(t, c.Write(tab(seq(1, 1), cols[:100]...), idv[:100]))
+			require.NoError(t, c.Write(tab(seq(2, 1), i64("z", int64(5))), ids(3)))
+			got := readAll(c, ref(1003, "c3", schema.Int64), ref(1099, "c99", schema.Int64), ref(3, "z", schema.Int64), ref(2, "y", schema.Int64))
+			want := [][]any{{int64(3), nil}, {int64(99), nil}, {nil, int64(5)}, {nil, nil}}
+			if existing > 0 {
+				want = [][]any{{nil, int64(3), nil}, {nil, int64(99), nil}, {nil, nil, int64(5)}, {int64(2), nil, nil}}
+			}
+			for i := range want {
+				assert.Equal(t, want[i], column(got, i), i)
+			}
+			assert.Equal(t, existing+101, c.Width())
+			assert.Equal(t, c.Width(), c.used, "no tombstone is left once the table is rebuilt")
+		})
+	}
 }
 
 func TestExistingValuesAndBitmapsSurviveExpansion(t *testing.T) {
@@ -215,7 +234,7 @@ func TestHistoricalNullsAcrossBlocks(t *testing.T) {
 	}
 	s := &(*st.blocks[2].slots.Load())[1]
 	assert.Equal(t, int32(5), s.lo)
-	assert.Nil(t, s.buf.Load().valid, "a null inside block 2 but before its first value needs no bitmap")
+	assert.Nil(t, s.ext.Load(), "a null inside block 2 but before its first value needs no bitmap")
 	assert.Greater(t, c.MemoryUsage(), mem)
 }
 
@@ -223,8 +242,8 @@ func TestMemoryAccounting(t *testing.T) {
 	// The estimates of the structures around the buffers.
 	require.Equal(t, int64(28), colOverhead)
 	require.Equal(t, int64(72), rowBlockOverhead)
-	require.Equal(t, int64(16), slotSize)
-	require.Equal(t, int64(96), blockOverhead)
+	require.Equal(t, int64(24), slotSize)
+	require.Equal(t, int64(96), extOverhead)
 
 	m := New(Options{BlockRows: 8})
 	c := m.Chunk(1, "d")
@@ -240,8 +259,8 @@ func TestMemoryAccounting(t *testing.T) {
 			2*colOverhead + rowBlockOverhead +
 				8*8 + // times: 8 rows, the minimum
 				2*slotSize +
-				blockOverhead + 4*8 + // int64: 4 rows
-				blockOverhead + 5*4 + 8, // string: 4 rows of offsets, 6 bytes of data in 8
+				4*8 + // int64: 4 rows, no extension
+				extOverhead + 5*4 + 8, // string: 4 rows of offsets, 6 bytes of data in 8
 		},
 		{"fits", tab(seq(3, 1), i64("i", int64(4))), ids(1), 0},
 		{"int64 grows 4 to 8 rows", tab(seq(4, 1), i64("i", int64(5))), ids(1), 4 * 8},
@@ -253,13 +272,14 @@ func TestMemoryAccounting(t *testing.T) {
 		},
 		{
 			"next row block", tab(seq(6, 4), i64("i", int64(7), int64(8), int64(9), int64(10))), ids(1),
-			8 + // a validity word in block 0 for the null at row 5
-				rowBlockOverhead + 8*8 + 1*slotSize + blockOverhead + 2*8,
+			extOverhead + 8 + // a validity word in block 0 for the null at row 5
+				rowBlockOverhead + 8*8 + 1*slotSize +
+				8*8, // i filled block 0, so block 1 gets room for all 8 rows at once
 		},
 		{"boolean and binary", tab(seq(10, 3), mkCol("b", schema.Boolean, 0, true, nil, false), mkCol("y", schema.Binary, 0, "\x00", nil, "\x01\x02")), ids(3, 4),
 			2*colOverhead + 3*slotSize + // slots grow from 1 to 4
-				blockOverhead + 8 + 8 + // one value word, one validity word
-				blockOverhead + 5*4 + 16 + 8, // offsets, data "\x00garbage\x01\x02" (10 bytes) in 16, validity
+				extOverhead + 8 + 8 + // one value word, one validity word
+				extOverhead + 5*4 + 16 + 8, // offsets, data "\x00garbage\x01\x02" (10 bytes) in 16, validity
 		},
 	}
 	for _, s := range steps {
@@ -501,7 +521,7 @@ func TestMemtableChunks(t *testing.T) {
 }
 
 func TestOptionsBlockRows(t *testing.T) {
-	cases := []struct{ in, want int }{{0, 1024}, {-5, 1024}, {1, 8}, {8, 8}, {100, 128}, {4096, 4096}}
+	cases := []struct{ in, want int }{{0, 1024}, {-5, 1024}, {1, 8}, {8, 8}, {100, 128}, {4096, 4096}, {1 << 30, 1 << 20}}
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.in), func(t *testing.T) {
 			m := New(Options{BlockRows: tc.in})

@@ -18,7 +18,6 @@ func (c *Chunk) Clone() *Chunk {
 	var mem int64
 	if len(c.cols) > 0 {
 		nc.cols = slices.Clone(c.cols)
-		nc.stamps = make([]uint32, len(nc.cols))
 		tab := newIDTable(len(nc.cols))
 		for p, cm := range nc.cols {
 			i, _ := tab.find(cm.id)
@@ -42,15 +41,17 @@ func (c *Chunk) Clone() *Chunk {
 			ns := make([]slot, len(*sp))
 			for p := range *sp {
 				s := &(*sp)[p]
-				n := int(s.n.Load())
+				meta := s.meta.Load()
+				n := int(meta & nMask)
 				if n == 0 {
 					continue
 				}
-				b := copyBufs(s.buf.Load(), c.cols[p].typ, n)
+				lo := int(s.lo)
+				typ := c.cols[p].typ
+				b := copyBlock(loadBlock(s, typ, c.blockRows-lo, meta), typ, n, c.blockRows-lo)
 				ns[p].lo = s.lo
-				ns[p].buf.Store(b)
-				ns[p].n.Store(int32(n))
-				mem += blockOverhead + b.size()
+				publish(&ns[p], blk{}, b, n)
+				mem += b.size()
 			}
 			nrb.slots.Store(&ns)
 			mem += slotSize * int64(len(ns))
@@ -62,20 +63,32 @@ func (c *Chunk) Clone() *Chunk {
 	return nc
 }
 
-// copyBufs copies the first n rows of b.
-func copyBufs(b *blockBufs, typ schema.PropertyType, n int) *blockBufs {
-	nb := &blockBufs{}
+// copyBlock copies the first n rows of b into buffers just large enough
+// (for fixed-width values, the capacity fixedRows gives).
+func copyBlock(b blk, typ schema.PropertyType, n, maxRows int) blk {
+	var nb blk
+	var e blockExt
+	capr := n
 	switch {
 	case typ == schema.Boolean:
-		nb.words = slices.Clone(b.words[:words(n)])
+		e.words = slices.Clone(b.ext.words[:wordsFor(n)])
+		capr = len(e.words) * 64
 	case tablet.VarWidth(typ):
-		nb.offs = slices.Clone(b.offs[:n+1])
-		nb.vals = slices.Clone(b.vals[:b.offs[n]])
+		e.offs = slices.Clone(b.ext.offs[:n+1])
+		e.data = slices.Clone(b.ext.data[:e.offs[n]])
 	default:
-		nb.vals = slices.Clone(b.vals[:n*tablet.Width(typ)])
+		wd := tablet.Width(typ)
+		nb.capLog = log2Ceil(n)
+		capr = fixedRows(nb.capLog, maxRows)
+		nb.vals = make([]byte, capr*wd)
+		copy(nb.vals, b.vals[:n*wd])
 	}
-	if b.valid != nil {
-		nb.valid = slices.Clone(b.valid[:words(n)])
+	if v := b.ext.validity(); v != nil {
+		e.valid = make([]uint64, wordsFor(capr))
+		copy(e.valid, v[:wordsFor(n)])
+	}
+	if e.data != nil || e.offs != nil || e.words != nil || e.valid != nil {
+		nb.ext = &e
 	}
 	return nb
 }
@@ -93,6 +106,6 @@ func (c *Chunk) Clear() {
 	c.state.Store(nil)
 	c.index.Store(nil)
 	c.rows, c.sorted, c.last = 0, true, minTime
-	c.cols, c.blocks, c.stamps, c.pos = nil, nil, nil, nil
+	c.cols, c.blocks, c.stamps = nil, nil, nil
 	c.used, c.seq = 0, 0
 }

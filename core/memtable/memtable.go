@@ -11,7 +11,8 @@ import (
 // Options tune a memtable. Zero values take defaults.
 type Options struct {
 	// BlockRows is the number of rows per block: a power of two, default
-	// 1024; other values are rounded up to a power of two, at least 8.
+	// 1024; other values are rounded up to a power of two between 8 and
+	// 1<<20.
 	BlockRows int
 }
 
@@ -37,7 +38,7 @@ func New(opts Options) *Memtable {
 	if br <= 0 {
 		br = defaultBlockRows
 	}
-	br = max(nextPow2(br), minTimeRows)
+	br = min(max(nextPow2(br), minTimeRows), maxBlockRows)
 	return &Memtable{blockRows: br, types: map[schema.TypeID]map[string]*Chunk{}}
 }
 

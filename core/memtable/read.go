@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+	"unsafe"
 
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
@@ -119,15 +120,18 @@ func (s Snapshot) selectRows(start, end int64) rowSet {
 }
 
 // view is what a reader sees of one column block: block-relative rows
-// [lo, end) held in b, clipped to the snapshot's rows.
+// [lo, end) (clipped to the snapshot's rows), their fixed-width values
+// and the rest of the block.
 type view struct {
 	lo, end int
-	b       *blockBufs
+	vals    []byte
+	ext     *blockExt
 }
 
-// views returns the column blocks of position p, one per row block.
-func (s Snapshot) views(p int) []view {
-	rows := s.st.rows
+// views returns the column blocks of position p, of type typ, one per row
+// block.
+func (s Snapshot) views(p int, typ schema.PropertyType) []view {
+	rows, wd := s.st.rows, tablet.Width(typ)
 	vs := make([]view, (rows+s.blockRows-1)>>s.shift)
 	for bi := range vs {
 		sp := s.st.blocks[bi].slots.Load()
@@ -135,26 +139,33 @@ func (s Snapshot) views(p int) []view {
 			continue
 		}
 		sl := &(*sp)[p]
-		n := int(sl.n.Load()) // before buf and lo: see slot
+		n := int(sl.meta.Load() & nMask) // before the rest: see slot
 		if n == 0 {
 			continue
 		}
 		lo := int(sl.lo)
-		vs[bi] = view{lo: lo, end: min(lo+n, rows-bi*s.blockRows), b: sl.buf.Load()}
+		end := min(lo+n, rows-bi*s.blockRows)
+		if end <= lo { // a block begun after the snapshot
+			continue
+		}
+		vs[bi] = view{lo: lo, end: end, ext: sl.ext.Load()}
+		if wd > 0 {
+			vs[bi].vals = unsafe.Slice(sl.vals.Load(), (end-lo)*wd)
+		}
 	}
 	return vs
 }
 
-// cell returns the view of chunk row r and the row's index in its buffers,
-// or nil when the row is null.
+// cell returns the view of chunk row r and the row's index in its
+// buffers, or nil when the row is null.
 func (s Snapshot) cell(vs []view, r int32) (*view, int) {
 	v := &vs[r>>s.shift]
 	i := int(r) & (s.blockRows - 1)
-	if v.b == nil || i < v.lo || i >= v.end {
+	if i < v.lo || i >= v.end { // also when there is no block: 0 <= i < 0
 		return nil, 0
 	}
 	i -= v.lo
-	if v.b.valid != nil && !loadBit(v.b.valid, i) {
+	if valid := v.ext.validity(); valid != nil && !loadBit(valid, i) {
 		return nil, 0
 	}
 	return v, i
@@ -183,7 +194,7 @@ func (s Snapshot) readColumn(ref ColumnRef, rs rowSet) tablet.Column {
 	}
 	nulls := nout
 	if p >= 0 {
-		vs := s.views(p)
+		vs := s.views(p, ref.Type)
 		begin := int32(0)
 		for k, e := range rs.ends {
 			var v *view
@@ -202,14 +213,15 @@ func (s Snapshot) readColumn(ref ColumnRef, rs rowSet) tablet.Column {
 			valid[k>>3] |= 1 << (k & 7)
 			switch {
 			case ref.Type == schema.Boolean:
-				if loadBit(v.b.words, i) {
+				if loadBit(v.ext.words, i) {
 					col.Values[k>>3] |= 1 << (k & 7)
 				}
 			case col.Offsets != nil:
-				col.Data = append(col.Data, v.b.vals[v.b.offs[i]:v.b.offs[i+1]]...)
+				offs := v.ext.offs
+				col.Data = append(col.Data, v.ext.data[offs[i]:offs[i+1]]...)
 				col.Offsets[k+1] = int32(len(col.Data))
 			default:
-				copy(col.Values[k*wd:(k+1)*wd], v.b.vals[i*wd:(i+1)*wd])
+				copy(col.Values[k*wd:(k+1)*wd], v.vals[i*wd:(i+1)*wd])
 			}
 		}
 	}

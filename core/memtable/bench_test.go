@@ -1,0 +1,136 @@
+package memtable
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// int64Tablet returns a tablet of rows rows with one Int64 column per id,
+// all sharing one value buffer. valid, when not nil, says which columns
+// hold values; the others are present but all null.
+func int64Tablet(times []int64, idv []schema.PropertyID, valid func(i int) bool) *tablet.Tablet {
+	vals := make([]int64, len(times))
+	for i := range vals {
+		vals[i] = int64(i) + 1
+	}
+	shared := tablet.Int64s("", vals, nil)
+	allNull := make([]byte, (len(times)+7)/8)
+	cols := make([]tablet.Column, len(idv))
+	for i, id := range idv {
+		cols[i] = shared
+		cols[i].Name = fmt.Sprint("c", id)
+		if valid != nil && !valid(i) {
+			cols[i].Validity = allNull
+		}
+	}
+	return &tablet.Tablet{Times: times, Columns: cols}
+}
+
+func idRange(from, n int) []schema.PropertyID {
+	v := make([]schema.PropertyID, n)
+	for i := range v {
+		v[i] = schema.PropertyID(from + i)
+	}
+	return v
+}
+
+// BenchmarkExpansion: a chunk with one populated Int64 column and history
+// rows gets one row carrying new Int64 columns. Sparse: every new column
+// is in the tablet but only the first and last hold a value; dense: all
+// do. Only the Write is timed.
+func BenchmarkExpansion(b *testing.B) {
+	for _, history := range []int{1, 10000} {
+		for _, n := range []int{10, 100, 1000, 10000} {
+			for _, kind := range []string{"sparse", "dense"} {
+				b.Run(fmt.Sprintf("history=%d/new=%d/%s", history, n, kind), func(b *testing.B) {
+					hist := int64Tablet(seq(0, history), idRange(0, 1), nil)
+					var valid func(int) bool
+					if kind == "sparse" {
+						valid = func(i int) bool { return i == 0 || i == n-1 }
+					}
+					wide := int64Tablet(seq(history, 1), idRange(1, n), valid)
+					b.ReportAllocs()
+					for range b.N {
+						b.StopTimer()
+						c := New(Options{}).Chunk(1, "d")
+						if err := c.Write(hist, idRange(0, 1)); err != nil {
+							b.Fatal(err)
+						}
+						b.StartTimer()
+						if err := c.Write(wide, idRange(1, n)); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkTabletWrite: every column exists and the tablet lists them in
+// reverse chunk order; rows are appended (steady state, including the
+// amortized growth of blocks). The chunk is replaced, untimed, every 16Ki
+// rows.
+func BenchmarkTabletWrite(b *testing.B) {
+	for _, cols := range []int{10, 100, 1000} {
+		for _, rows := range []int{1, 32} {
+			b.Run(fmt.Sprintf("cols=%d/rows=%d", cols, rows), func(b *testing.B) {
+				fwd := idRange(0, cols)
+				rev := make([]schema.PropertyID, cols)
+				for i := range rev {
+					rev[i] = fwd[cols-1-i]
+				}
+				fresh := func() *Chunk {
+					c := New(Options{}).Chunk(1, "d")
+					if err := c.Write(int64Tablet(seq(0, 1), fwd, nil), fwd); err != nil {
+						b.Fatal(err)
+					}
+					return c
+				}
+				c := fresh()
+				t := int64Tablet(seq(1, rows), rev, nil)
+				next := int64(1)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					if c.Snapshot().Rows() >= 16<<10 {
+						b.StopTimer()
+						c, next = fresh(), 1
+						b.StartTimer()
+					}
+					for r := range t.Times {
+						t.Times[r] = next + int64(r)
+					}
+					next += int64(rows)
+					if err := c.Write(t, rev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSnapshotRead reads one column of a small chunk, as a scan of a
+// quiet device does.
+func BenchmarkSnapshotRead(b *testing.B) {
+	for _, rows := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			c := New(Options{}).Chunk(1, "d")
+			if err := c.Write(int64Tablet(seq(0, rows), idRange(0, 1), nil), idRange(0, 1)); err != nil {
+				b.Fatal(err)
+			}
+			refs := []ColumnRef{{ID: 0, Name: "s0", Type: schema.Int64}}
+			b.ReportAllocs()
+			for range b.N {
+				if c.Snapshot().Read(refs, math.MinInt64, math.MaxInt64).Rows() != rows {
+					b.Fatal("rows")
+				}
+			}
+		})
+	}
+}
