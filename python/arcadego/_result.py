@@ -24,8 +24,10 @@ class Result:
     A Result holds the request, not the rows: each conversion (``to_arrow()``,
     ``to_pandas()``, ``to_pylist()``, ``to_pydict()``, or a consumer of
     ``__arrow_c_stream__`` such as ``pyarrow.table(res)``,
-    ``polars.from_arrow(res)`` or DuckDB) runs the scan again, like a DuckDB
-    relation, and sees the data committed by then.
+    ``polars.DataFrame(res)`` or ``duckdb.sql("select * from res")``) runs
+    the scan again, like a DuckDB relation, and sees the data committed by
+    then. (``polars.from_arrow(res)`` works too but, as for any stream
+    object, returns a struct Series: ``.struct.unnest()`` gives the frame.)
 
     Columns: ``device``, the time column, then the requested properties;
     rows are sorted by device, then time.
