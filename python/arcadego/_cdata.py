@@ -9,6 +9,7 @@ only to be called.
 from __future__ import annotations
 
 import ctypes
+import sys
 from ctypes import (
     CFUNCTYPE,
     POINTER,
@@ -29,6 +30,8 @@ __all__ = [
     "malloc_stream",
     "free",
     "call_release",
+    "sweep_stream_capsules",
+    "exported_streams",
 ]
 
 
@@ -156,26 +159,52 @@ def capsule_pointer(capsule: object, name: bytes) -> int:
 # must not be called, so an unconsumed stream is leaked instead of released.
 _skip_release: list[Callable[[], bool]] = []
 
+# Stream capsules handed out, by struct address. A capsule destructor
+# written in Python (a ctypes callback) would run with whatever exception
+# its consumer has pending when it drops the capsule: it would fail, leak
+# the stream and swallow that exception. So capsules have no destructor:
+# this registry keeps each one, and sweep_stream_capsules() releases the
+# stream (if no consumer moved it) and frees the struct once the registry
+# holds the only reference.
+_exported: dict[int, object] = {}
 
-def _destroy_stream_capsule(capsule: int) -> None:
-    address = _PyCapsule_GetPointerRaw(capsule, STREAM_CAPSULE_NAME)
-    if not address:
-        return
-    stream = ArrowArrayStream.from_address(address)
-    if stream.release and not any(check() for check in _skip_release):
-        StreamRelease(stream.release)(ctypes.pointer(stream))
-    _free(address)
+
+def _refs(table: dict[int, object], key: int) -> int:
+    obj = table[key]
+    return sys.getrefcount(obj)
 
 
-_CapsuleDestructor = CFUNCTYPE(None, c_void_p)
-_stream_capsule_destructor = _CapsuleDestructor(_destroy_stream_capsule)
+# References of an object held only by a dict, as _refs counts them (the
+# count differs between Python versions, so it is measured, not assumed).
+_probe: dict[int, object] = {0: object()}
+_ONLY_IN_REGISTRY = _refs(_probe, 0)
+del _probe
+
+
+def sweep_stream_capsules() -> None:
+    """Release and free the exported streams nobody holds any more."""
+    for address in list(_exported):
+        if _refs(_exported, address) > _ONLY_IN_REGISTRY:
+            continue
+        stream = ArrowArrayStream.from_address(address)
+        if stream.release and not any(check() for check in _skip_release):
+            StreamRelease(stream.release)(ctypes.pointer(stream))
+        del _exported[address]
+        _free(address)
 
 
 def new_stream_capsule(address: int) -> object:
     """Wrap a malloc'ed ArrowArrayStream in an "arrow_array_stream" capsule.
 
-    The capsule owns the struct: its destructor releases the stream if no
-    consumer moved it out, then frees the memory.
+    The struct is released (if unconsumed) and freed by a later
+    sweep_stream_capsules(), after every other reference is gone.
     """
-    destructor = ctypes.cast(_stream_capsule_destructor, c_void_p).value
-    return _PyCapsule_New(address, STREAM_CAPSULE_NAME, destructor)
+    sweep_stream_capsules()
+    capsule = _PyCapsule_New(address, STREAM_CAPSULE_NAME, None)
+    _exported[address] = capsule
+    return capsule
+
+
+def exported_streams() -> int:
+    """How many exported stream capsules are still tracked (for tests)."""
+    return len(_exported)

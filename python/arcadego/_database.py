@@ -325,6 +325,7 @@ class Database(_Schema):
             self._handle = None
             return
         handle, self._handle = self._handle, None
+        _cdata.sweep_stream_capsules()
         err = ctypes.c_void_p()
         status = _lib.lib.arcadego_close(handle, ctypes.byref(err))
         _lib.check(status, err)

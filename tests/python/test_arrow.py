@@ -68,10 +68,20 @@ def test_result_is_lazy_and_rescans(mem_db: arcadego.Database) -> None:
     assert res.to_arrow().num_rows == 2
 
 
-def test_unconsumed_capsule_is_released(mem_db: arcadego.Database) -> None:
+def test_capsules_are_released_and_freed_once_dropped(mem_db: arcadego.Database) -> None:
+    from arcadego import _cdata
+
     mem_db.insert("U", {"time": [1], "k": [1]})
+    _cdata.sweep_stream_capsules()
+    before = _cdata.exported_streams()
     capsules = [mem_db.scan("U").__arrow_c_stream__() for _ in range(20)]
-    del capsules  # the destructor releases the streams nobody consumed
+    _cdata.sweep_stream_capsules()
+    assert _cdata.exported_streams() == before + 20  # held: kept
+    consumed = pa.RecordBatchReader._import_from_c_capsule(capsules[0]).read_all()
+    assert consumed.num_rows == 1
+    del capsules  # 19 never consumed, 1 moved out by pyarrow
+    _cdata.sweep_stream_capsules()
+    assert _cdata.exported_streams() == before
     assert mem_db.scan("U").to_pylist() == [{"device": "", "time": 1, "k": 1}]
 
 
