@@ -13,7 +13,10 @@ import (
 //
 // Invariants: props is sorted by ID, which is also creation order, since
 // property ids come from one catalog-wide counter that only grows;
-// propByName indexes props by name; indexes is in creation (= ID) order.
+// propByName is nil or indexes all of props by name (it is built once a
+// type has more than propMapMin properties: most types are narrow, and a
+// short scan costs less than a map per type, in memory and in copies);
+// indexes is in creation (= ID) order.
 type Type struct {
 	ID       TypeID
 	Name     string
@@ -21,16 +24,49 @@ type Type struct {
 	TimeUnit string // "" (plain int64), "s", "ms", "us" or "ns"
 	TimeZone string
 
-	owner      *owner // the Change token that may still edit this Type in place
+	owner      *owner // the Change token that may still edit this Type in place (see Change)
 	props      []*Property
 	propByName map[string]*Property
 	indexes    []*Index
 }
 
+const propMapMin = 8
+
 // Property returns the live property called name.
 func (t *Type) Property(name string) (*Property, bool) {
-	p, ok := t.propByName[name]
-	return p, ok
+	if t.propByName != nil {
+		p, ok := t.propByName[name]
+		return p, ok
+	}
+	for _, p := range t.props {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// addProperty appends p; t must be editable.
+func (t *Type) addProperty(p *Property) {
+	t.props = append(t.props, p)
+	switch {
+	case t.propByName != nil:
+		t.propByName[p.Name] = p
+	case len(t.props) > propMapMin:
+		t.propByName = make(map[string]*Property, 2*len(t.props))
+		for _, q := range t.props {
+			t.propByName[q.Name] = q
+		}
+	}
+}
+
+// removeProperty removes p, a live property; t must be editable.
+func (t *Type) removeProperty(p *Property) {
+	i, _ := slices.BinarySearchFunc(t.props, p.ID, func(q *Property, id PropertyID) int { return cmpID(q.ID, id) })
+	t.props = slices.Delete(t.props, i, i+1)
+	if t.propByName != nil {
+		delete(t.propByName, p.Name)
+	}
 }
 
 // PropertyByID returns the live property with that id.
@@ -68,9 +104,6 @@ func (t *Type) clone(own *owner) *Type {
 	c.owner = own
 	c.props = slices.Clone(t.props)
 	c.propByName = maps.Clone(t.propByName)
-	if c.propByName == nil {
-		c.propByName = make(map[string]*Property)
-	}
 	c.indexes = slices.Clone(t.indexes)
 	return &c
 }
@@ -98,9 +131,9 @@ type Catalog struct {
 	lastProp  PropertyID
 	lastIndex IndexID
 
-	byName  trie[string, *Type]
-	byID    trie[TypeID, *Type]
-	indexes trie[string, TypeID] // every index name in the catalog → its type
+	byName  trie[string, *Type, nameHash]
+	byID    trie[TypeID, *Type, idHash]
+	indexes trie[string, TypeID, nameHash] // every index name in the catalog → its type
 }
 
 // Empty returns the empty catalog (version 0).
@@ -111,18 +144,18 @@ func (c *Catalog) Version() uint64 { return c.version }
 
 // Type returns the type called name.
 func (c *Catalog) Type(name string) (*Type, bool) {
-	return c.byName.get(hashString(name), name)
+	return c.byName.get(name)
 }
 
 // TypeByID returns the live type with that id.
 func (c *Catalog) TypeByID(id TypeID) (*Type, bool) {
-	return c.byID.get(hashID(id), id)
+	return c.byID.get(id)
 }
 
 // IndexByName returns the index called name, wherever it is, and its
 // type. Index names are unique in the whole catalog.
 func (c *Catalog) IndexByName(name string) (*Index, *Type, bool) {
-	tid, ok := c.indexes.get(hashString(name), name)
+	tid, ok := c.indexes.get(name)
 	if !ok {
 		return nil, nil, false
 	}

@@ -133,115 +133,140 @@ func (ch *Change) mutableType(t *Type) *Type {
 }
 
 func (ch *Change) putType(t *Type) {
-	ch.work.byName.set(ch.tok, hashString(t.Name), t.Name, t)
-	ch.work.byID.set(ch.tok, hashID(t.ID), t.ID, t)
+	ch.work.byName.set(ch.tok, t.Name, t)
+	ch.work.byID.set(ch.tok, t.ID, t)
+}
+
+// what names op and its objects for an error message. It is called only
+// on failure, so the success path formats nothing.
+func (op *Op) what() string {
+	switch op.Kind {
+	case CreateType:
+		return "create type " + quote(op.Type)
+	case DropType:
+		return "drop type " + quote(op.Type)
+	case CreateProperty:
+		return "create property " + quote(op.Property) + " on " + quote(op.Type)
+	case DropProperty:
+		return "drop property " + quote(op.Property) + " on " + quote(op.Type)
+	case CreateIndex:
+		if op.Index == "" {
+			return "create index on " + quote(op.Type)
+		}
+		return "create index " + quote(op.Index) + " on " + quote(op.Type)
+	case DropIndex:
+		if op.Type == "" {
+			return "drop index " + quote(op.Index)
+		}
+		return "drop index " + quote(op.Index) + " on " + quote(op.Type)
+	case SetTime:
+		return "set time of " + quote(op.Type)
+	}
+	return fmt.Sprintf("operation %d", op.Kind)
+}
+
+func opError(op *Op, err error) error { return fmt.Errorf("%s: %w", op.what(), err) }
+
+func opErrorf(op *Op, kind error, format string, args ...any) error {
+	return fmt.Errorf("%s: %s: %w", op.what(), fmt.Sprintf(format, args...), kind)
 }
 
 // liveType finds the type an operation works on.
-func (ch *Change) liveType(verb, name string) (*Type, error) {
-	if err := ValidateName("type", name); err != nil {
-		return nil, fmt.Errorf("%s: %w", verb, err)
+func (ch *Change) liveType(op *Op) (*Type, error) {
+	if err := ValidateName("type", op.Type); err != nil {
+		return nil, opError(op, err)
 	}
-	t, ok := ch.work.Type(name)
+	t, ok := ch.work.Type(op.Type)
 	if !ok {
-		return nil, fmt.Errorf("%s: type %s: %w", verb, quote(name), errs.ErrNotFound)
+		return nil, opErrorf(op, errs.ErrNotFound, "type %s", quote(op.Type))
 	}
 	return t, nil
 }
 
 func (ch *Change) createType(op Op) (bool, error) {
 	if err := ValidateName("type", op.Type); err != nil {
-		return false, fmt.Errorf("create type: %w", err)
+		return false, opError(&op, err)
 	}
 	if _, ok := ch.work.Type(op.Type); ok {
 		if op.IfNotExists {
 			return false, nil
 		}
-		return false, fmt.Errorf("create type %s: %w", quote(op.Type), errs.ErrAlreadyExists)
+		return false, opError(&op, errs.ErrAlreadyExists)
 	}
 	if ch.work.lastType == math.MaxUint32 {
 		return false, errIDSpace("type")
 	}
 	ch.work.lastType++
-	ch.putType(&Type{ID: ch.work.lastType, Name: op.Type, owner: ch.tok, propByName: map[string]*Property{}})
+	ch.putType(&Type{ID: ch.work.lastType, Name: op.Type, owner: ch.tok})
 	return true, nil
 }
 
 func (ch *Change) dropType(op Op) (bool, error) {
 	if err := ValidateName("type", op.Type); err != nil {
-		return false, fmt.Errorf("drop type: %w", err)
+		return false, opError(&op, err)
 	}
 	t, ok := ch.work.Type(op.Type)
 	if !ok {
 		if op.IfExists {
 			return false, nil
 		}
-		return false, fmt.Errorf("drop type %s: %w", quote(op.Type), errs.ErrNotFound)
+		return false, opError(&op, errs.ErrNotFound)
 	}
 	for _, ix := range t.indexes {
-		ch.work.indexes.delete(ch.tok, hashString(ix.Name), ix.Name)
+		ch.work.indexes.delete(ch.tok, ix.Name)
 	}
-	ch.work.byName.delete(ch.tok, hashString(t.Name), t.Name)
-	ch.work.byID.delete(ch.tok, hashID(t.ID), t.ID)
+	ch.work.byName.delete(ch.tok, t.Name)
+	ch.work.byID.delete(ch.tok, t.ID)
 	return true, nil
 }
 
 func (ch *Change) createProperty(op Op) (bool, error) {
-	verb := "create property"
 	if err := validatePropertyName(op.Property); err != nil {
-		return false, fmt.Errorf("%s on %s: %w", verb, quote(op.Type), err)
+		return false, opError(&op, err)
 	}
-	verb = fmt.Sprintf("create property %s", quote(op.Property))
-	t, err := ch.liveType(verb, op.Type)
+	t, err := ch.liveType(&op)
 	if err != nil {
 		return false, err
 	}
-	if _, ok := t.propByName[op.Property]; ok {
+	if _, ok := t.Property(op.Property); ok {
 		if op.IfNotExists {
 			return false, nil
 		}
-		return false, fmt.Errorf("%s on %s: %w", verb, quote(op.Type), errs.ErrAlreadyExists)
+		return false, opError(&op, errs.ErrAlreadyExists)
 	}
 	if !op.PropertyType.Valid() {
-		return false, fmt.Errorf("%s on %s: bad property type %s: %w", verb, quote(op.Type), op.PropertyType, errs.ErrInvalidArgument)
+		return false, opErrorf(&op, errs.ErrInvalidArgument, "bad property type %s", op.PropertyType)
 	}
 	if ch.work.lastProp == math.MaxUint32 {
 		return false, errIDSpace("property")
 	}
 	ch.work.lastProp++
 	p := &Property{ID: ch.work.lastProp, Name: op.Property, Type: op.PropertyType}
-	t = ch.mutableType(t)
-	t.props = append(t.props, p)
-	t.propByName[p.Name] = p
+	ch.mutableType(t).addProperty(p)
 	return true, nil
 }
 
 func (ch *Change) dropProperty(op Op) (bool, error) {
 	if err := ValidateName("property", op.Property); err != nil {
-		return false, fmt.Errorf("drop property on %s: %w", quote(op.Type), err)
+		return false, opError(&op, err)
 	}
-	verb := fmt.Sprintf("drop property %s", quote(op.Property))
-	t, err := ch.liveType(verb, op.Type)
+	t, err := ch.liveType(&op)
 	if err != nil {
 		return false, err
 	}
-	p, ok := t.propByName[op.Property]
+	p, ok := t.Property(op.Property)
 	if !ok {
 		if op.IfExists {
 			return false, nil
 		}
-		return false, fmt.Errorf("%s on %s: %w", verb, quote(op.Type), errs.ErrNotFound)
+		return false, opError(&op, errs.ErrNotFound)
 	}
 	for _, ix := range t.indexes {
 		if slices.Contains(ix.Properties, p.ID) {
-			return false, fmt.Errorf("%s on %s: used by index %s; drop the index first: %w",
-				verb, quote(op.Type), quote(ix.Name), errs.ErrInvalidArgument)
+			return false, opErrorf(&op, errs.ErrInvalidArgument, "used by index %s; drop the index first", quote(ix.Name))
 		}
 	}
-	t = ch.mutableType(t)
-	i, _ := slices.BinarySearchFunc(t.props, p.ID, func(q *Property, id PropertyID) int { return cmpID(q.ID, id) })
-	t.props = slices.Delete(t.props, i, i+1)
-	delete(t.propByName, p.Name)
+	ch.mutableType(t).removeProperty(p)
 	return true, nil
 }
 
@@ -252,48 +277,46 @@ func IndexName(typ string, props []string) string {
 }
 
 func (ch *Change) createIndex(op Op) (bool, error) {
-	verb := "create index"
 	if op.Index != "" {
-		verb = fmt.Sprintf("create index %s", quote(op.Index))
 		if err := ValidateName("index", op.Index); err != nil {
-			return false, fmt.Errorf("create index: %w", err)
+			return false, opError(&op, err)
 		}
 	}
 	if len(op.Properties) == 0 {
-		return false, fmt.Errorf("%s on %s: no properties: %w", verb, quote(op.Type), errs.ErrInvalidArgument)
+		return false, opErrorf(&op, errs.ErrInvalidArgument, "no properties")
 	}
 	for i, name := range op.Properties {
 		if err := ValidateName("property", name); err != nil {
-			return false, fmt.Errorf("%s on %s: %w", verb, quote(op.Type), err)
+			return false, opError(&op, err)
 		}
 		if slices.Contains(op.Properties[:i], name) {
-			return false, fmt.Errorf("%s on %s: property %s listed twice: %w", verb, quote(op.Type), quote(name), errs.ErrInvalidArgument)
+			return false, opErrorf(&op, errs.ErrInvalidArgument, "property %s listed twice", quote(name))
 		}
 	}
-	t, err := ch.liveType(verb, op.Type)
+	t, err := ch.liveType(&op)
 	if err != nil {
 		return false, err
 	}
 	name := op.Index
 	if name == "" {
 		name = IndexName(op.Type, op.Properties)
-		verb = fmt.Sprintf("create index %s", quote(name))
 		if len(name) > MaxNameLen {
-			return false, fmt.Errorf("%s: generated name is longer than %d bytes; give the index a name: %w", verb, MaxNameLen, errs.ErrInvalidArgument)
+			return false, opErrorf(&op, errs.ErrInvalidArgument,
+				"generated name %s is longer than %d bytes; give the index a name", quote(name), MaxNameLen)
 		}
 	}
-	if owner, ok := ch.work.indexes.get(hashString(name), name); ok {
+	if owner, ok := ch.work.indexes.get(name); ok {
 		if op.IfNotExists {
 			return false, nil
 		}
 		on, _ := ch.work.TypeByID(owner)
-		return false, fmt.Errorf("%s: an index of that name exists on %s: %w", verb, quote(on.Name), errs.ErrAlreadyExists)
+		return false, opErrorf(&op, errs.ErrAlreadyExists, "index %s exists on %s", quote(name), quote(on.Name))
 	}
 	ids := make([]PropertyID, len(op.Properties))
 	for i, pn := range op.Properties {
-		p, ok := t.propByName[pn]
+		p, ok := t.Property(pn)
 		if !ok {
-			return false, fmt.Errorf("%s on %s: property %s: %w", verb, quote(op.Type), quote(pn), errs.ErrNotFound)
+			return false, opErrorf(&op, errs.ErrNotFound, "property %s", quote(pn))
 		}
 		ids[i] = p.ID
 	}
@@ -303,38 +326,34 @@ func (ch *Change) createIndex(op Op) (bool, error) {
 	ch.work.lastIndex++
 	t = ch.mutableType(t)
 	t.indexes = append(t.indexes, &Index{ID: ch.work.lastIndex, Name: name, Unique: op.Unique, Properties: ids})
-	ch.work.indexes.set(ch.tok, hashString(name), name, t.ID)
+	ch.work.indexes.set(ch.tok, name, t.ID)
 	return true, nil
 }
 
 func (ch *Change) dropIndex(op Op) (bool, error) {
 	if err := ValidateName("index", op.Index); err != nil {
-		return false, fmt.Errorf("drop index: %w", err)
+		return false, opError(&op, err)
 	}
-	verb := fmt.Sprintf("drop index %s", quote(op.Index))
 	if op.Type != "" {
 		if err := ValidateName("type", op.Type); err != nil {
-			return false, fmt.Errorf("%s: %w", verb, err)
+			return false, opError(&op, err)
 		}
 	}
-	tid, ok := ch.work.indexes.get(hashString(op.Index), op.Index)
+	tid, ok := ch.work.indexes.get(op.Index)
 	if !ok {
 		if op.IfExists {
 			return false, nil
 		}
-		if op.Type != "" {
-			return false, fmt.Errorf("%s on %s: %w", verb, quote(op.Type), errs.ErrNotFound)
-		}
-		return false, fmt.Errorf("%s: %w", verb, errs.ErrNotFound)
+		return false, opError(&op, errs.ErrNotFound)
 	}
 	t, _ := ch.work.TypeByID(tid)
 	if op.Type != "" && op.Type != t.Name {
-		return false, fmt.Errorf("%s on %s: the index belongs to type %s: %w", verb, quote(op.Type), quote(t.Name), errs.ErrInvalidArgument)
+		return false, opErrorf(&op, errs.ErrInvalidArgument, "the index belongs to type %s", quote(t.Name))
 	}
 	t = ch.mutableType(t)
 	i := slices.IndexFunc(t.indexes, func(ix *Index) bool { return ix.Name == op.Index })
 	t.indexes = slices.Delete(t.indexes, i, i+1)
-	ch.work.indexes.delete(ch.tok, hashString(op.Index), op.Index)
+	ch.work.indexes.delete(ch.tok, op.Index)
 	return true, nil
 }
 
@@ -348,28 +367,27 @@ func ValidTimeUnit(u string) bool {
 }
 
 func (ch *Change) setTime(op Op) (bool, error) {
-	t, err := ch.liveType("set time", op.Type)
+	t, err := ch.liveType(&op)
 	if err != nil {
 		return false, err
 	}
-	verb := fmt.Sprintf("set time of %s", quote(op.Type))
 	if !ValidTimeUnit(op.TimeUnit) {
-		return false, fmt.Errorf("%s: unit %s is not one of \"\", s, ms, us, ns: %w", verb, quote(op.TimeUnit), errs.ErrInvalidArgument)
+		return false, opErrorf(&op, errs.ErrInvalidArgument, "unit %s is not one of \"\", s, ms, us, ns", quote(op.TimeUnit))
 	}
 	if op.TimeZone != "" {
 		if op.TimeUnit == "" {
-			return false, fmt.Errorf("%s: time zone %s needs a unit: %w", verb, quote(op.TimeZone), errs.ErrInvalidArgument)
+			return false, opErrorf(&op, errs.ErrInvalidArgument, "time zone %s needs a unit", quote(op.TimeZone))
 		}
 		if reason := nameProblem(op.TimeZone); reason != "" {
-			return false, fmt.Errorf("%s: time zone %s: %s: %w", verb, quote(op.TimeZone), reason, errs.ErrInvalidArgument)
+			return false, opErrorf(&op, errs.ErrInvalidArgument, "time zone %s: %s", quote(op.TimeZone), reason)
 		}
 	}
 	if t.TimeSet {
 		if t.TimeUnit == op.TimeUnit && t.TimeZone == op.TimeZone {
 			return false, nil
 		}
-		return false, fmt.Errorf("%s to unit %q zone %q: already unit %q zone %q: %w",
-			verb, op.TimeUnit, op.TimeZone, t.TimeUnit, t.TimeZone, errs.ErrInvalidArgument)
+		return false, opErrorf(&op, errs.ErrInvalidArgument, "to unit %q zone %q: already unit %q zone %q",
+			op.TimeUnit, op.TimeZone, t.TimeUnit, t.TimeZone)
 	}
 	t = ch.mutableType(t)
 	t.TimeSet, t.TimeUnit, t.TimeZone = true, op.TimeUnit, op.TimeZone

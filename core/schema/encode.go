@@ -346,13 +346,12 @@ func (d *decoder) catalog() (*Catalog, error) {
 			(t.TimeZone != "" && (t.TimeUnit == "" || nameProblem(t.TimeZone) != "")):
 			d.fail("type %s: bad time settings", quote(t.Name))
 		}
-		if _, dup := c.byName.get(hashString(t.Name), t.Name); dup {
+		if _, dup := c.byName.get(t.Name); dup {
 			d.fail("type %s twice", quote(t.Name))
 		}
 		prevType = t.ID
 		nprops := d.count(3)
 		t.props = make([]*Property, 0, nprops)
-		t.propByName = make(map[string]*Property, nprops)
 		for range nprops {
 			p := &Property{ID: PropertyID(d.id()), Name: d.name("property"), Type: PropertyType(d.byte())}
 			if d.err != nil {
@@ -366,12 +365,12 @@ func (d *decoder) catalog() (*Catalog, error) {
 				d.fail("property %s: bad type %d", quote(p.Name), p.Type)
 			case p.Name == TimeColumn || p.Name == DeviceColumn:
 				d.fail("reserved property name %s", quote(p.Name))
-			case t.propByName[p.Name] != nil:
+			}
+			if _, dup := t.Property(p.Name); dup {
 				d.fail("property %s twice in type %s", quote(p.Name), quote(t.Name))
 			}
 			propIDs[p.ID] = true
-			t.props = append(t.props, p)
-			t.propByName[p.Name] = p
+			t.addProperty(p)
 		}
 		nindexes := d.count(4)
 		var prevIndex IndexID
@@ -395,7 +394,7 @@ func (d *decoder) catalog() (*Catalog, error) {
 			if ix.ID <= prevIndex || ix.ID > c.lastIndex || indexIDs[ix.ID] {
 				d.fail("index id %d out of order, reused or above the counter %d", ix.ID, c.lastIndex)
 			}
-			if _, dup := c.indexes.get(hashString(ix.Name), ix.Name); dup {
+			if _, dup := c.indexes.get(ix.Name); dup {
 				d.fail("index %s twice", quote(ix.Name))
 			}
 			if d.err != nil {
@@ -404,13 +403,13 @@ func (d *decoder) catalog() (*Catalog, error) {
 			prevIndex = ix.ID
 			indexIDs[ix.ID] = true
 			t.indexes = append(t.indexes, ix)
-			c.indexes.set(own, hashString(ix.Name), ix.Name, t.ID)
+			c.indexes.set(own, ix.Name, t.ID)
 		}
 		if d.err != nil {
 			return nil, d.err
 		}
-		c.byName.set(own, hashString(t.Name), t.Name, t)
-		c.byID.set(own, hashID(t.ID), t.ID, t)
+		c.byName.set(own, t.Name, t)
+		c.byID.set(own, t.ID, t)
 	}
 	if d.err != nil {
 		return nil, d.err

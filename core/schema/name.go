@@ -2,7 +2,6 @@ package schema
 
 import (
 	"fmt"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -62,8 +61,16 @@ func (t PropertyType) String() string {
 // (FLOAT), FLOAT64 (DOUBLE), VARCHAR/TEXT (STRING), BYTES (BINARY),
 // DATETIME (TIMESTAMP). Error kind: errs.ErrInvalidArgument.
 func ParsePropertyType(s string) (PropertyType, error) {
-	if len(s) <= 16 {
-		if t, ok := typeAliases[strings.ToUpper(s)]; ok {
+	var up [16]byte // every accepted name is short ASCII: upper-case it without allocating
+	if len(s) <= len(up) {
+		for i := range len(s) {
+			c := s[i]
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			up[i] = c
+		}
+		if t, ok := typeAliases[string(up[:len(s)])]; ok {
 			return t, nil
 		}
 	}

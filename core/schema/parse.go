@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -141,8 +142,8 @@ func (l *lexer) next() (token, error) {
 		}
 		tok.kind, tok.text = tokQuoted, b.String()
 	case strings.IndexByte(";.(),", c) >= 0:
+		tok.kind, tok.text = tokPunct, l.src[l.pos:l.pos+1]
 		l.advance()
-		tok.kind, tok.text = tokPunct, string(c)
 	default:
 		r, _ := utf8.DecodeRuneInString(l.src[l.pos:])
 		if r == utf8.RuneError {
@@ -227,11 +228,22 @@ func (p *parser) ifClause(not bool) (bool, error) {
 	return true, p.expect("EXISTS", "EXISTS")
 }
 
+// finish returns nil for a script without statements.
+func finish(ops []Op) []Op {
+	if len(ops) == 0 {
+		return nil
+	}
+	return slices.Clip(ops)
+}
+
 // ParseScript parses a DDL script of ';'-separated statements. Errors carry
 // line and column ("line 3, column 17: ...") and kind errs.ErrInvalidArgument.
 func ParseScript(src string) ([]Op, error) {
 	p := &parser{lx: lexer{src: src, line: 1, col: 1}}
 	var ops []Op
+	if n := strings.Count(src, ";") + 1; n <= len(src)/8 {
+		ops = make([]Op, 0, n) // a guess that saves regrowth; no statement is shorter than 8 bytes
+	}
 	for {
 		t, err := p.next()
 		if err != nil {
@@ -240,7 +252,7 @@ func ParseScript(src string) ([]Op, error) {
 		var op Op
 		switch {
 		case t.kind == tokEOF:
-			return ops, nil
+			return finish(ops), nil
 		case t.is(";"):
 			continue
 		case t.is("CREATE"):
@@ -261,7 +273,7 @@ func ParseScript(src string) ([]Op, error) {
 			return nil, posError(t.line, t.col, "expected ';' or end of script, got %s", t)
 		}
 		if t.kind == tokEOF {
-			return ops, nil
+			return finish(ops), nil
 		}
 	}
 }

@@ -17,10 +17,28 @@ import (
 // first (copy-on-first-write). Path copying keeps the invariant that an
 // owned node's ancestors are owned too, so a frozen node never points to a
 // node that someone may still edit. Changing the token freezes everything.
-type trie[K comparable, V any] struct {
+type trie[K comparable, V any, H hasher[K]] struct {
 	root *tnode[K, V]
 	n    int
 }
+
+// hasher hashes trie keys. Implementations are zero-sized types, so a zero
+// trie is ready to use and each slot need not store its key's hash.
+type hasher[K any] interface{ hash(K) uint64 }
+
+// nameHash hashes names with a per-process seed, so that names chosen to
+// collide cannot be prepared in advance.
+type nameHash struct{}
+
+var hashSeed = maphash.MakeSeed()
+
+func (nameHash) hash(s string) uint64 { return maphash.String(hashSeed, s) }
+
+// idHash uses the id itself: ids are dense and distinct, so they spread
+// evenly over the low levels and never collide.
+type idHash struct{}
+
+func (idHash) hash(id TypeID) uint64 { return uint64(id) }
 
 // owner is an edit token. It must not be zero-sized: pointers to distinct
 // zero-sized values may compare equal.
@@ -40,25 +58,18 @@ type tnode[K comparable, V any] struct {
 	slots  []tslot[K, V]
 }
 
-// tslot is a subtrie (child != nil) or a leaf (hash, key, val).
+// tslot is a subtrie (child != nil) or a leaf (key, val).
 type tslot[K comparable, V any] struct {
 	child *tnode[K, V]
-	hash  uint64
 	key   K
 	val   V
 }
 
-var hashSeed = maphash.MakeSeed()
+func (t *trie[K, V, H]) len() int { return t.n }
 
-func hashString(s string) uint64 { return maphash.String(hashSeed, s) }
-
-// hashID uses the id itself: ids are dense and distinct, so they spread
-// evenly over the low levels and never collide.
-func hashID(id TypeID) uint64 { return uint64(id) }
-
-func (t *trie[K, V]) len() int { return t.n }
-
-func (t *trie[K, V]) get(h uint64, k K) (v V, ok bool) {
+func (t *trie[K, V, H]) get(k K) (v V, ok bool) {
+	var hs H
+	h := hs.hash(k)
 	n := t.root
 	for shift := uint(0); n != nil; shift += levelBits {
 		if shift >= 64 {
@@ -75,7 +86,7 @@ func (t *trie[K, V]) get(h uint64, k K) (v V, ok bool) {
 		}
 		s := &n.slots[bits.OnesCount32(n.bitmap&(bit-1))]
 		if s.child == nil {
-			if s.hash == h && s.key == k {
+			if s.key == k {
 				return s.val, true
 			}
 			return v, false
@@ -86,25 +97,27 @@ func (t *trie[K, V]) get(h uint64, k K) (v V, ok bool) {
 }
 
 // set maps k to v, editing in place the nodes owned by own.
-func (t *trie[K, V]) set(own *owner, h uint64, k K, v V) {
+func (t *trie[K, V, H]) set(own *owner, k K, v V) {
+	var hs H
 	var added bool
-	t.root, added = setNode(t.root, own, 0, tslot[K, V]{hash: h, key: k, val: v})
+	t.root, added = setNode[K, V, H](t.root, own, 0, hs.hash(k), tslot[K, V]{key: k, val: v})
 	if added {
 		t.n++
 	}
 }
 
 // delete removes k, editing in place the nodes owned by own.
-func (t *trie[K, V]) delete(own *owner, h uint64, k K) {
+func (t *trie[K, V, H]) delete(own *owner, k K) {
+	var hs H
 	var removed bool
-	t.root, removed = deleteNode(t.root, own, 0, h, k)
+	t.root, removed = deleteNode(t.root, own, 0, hs.hash(k), k)
 	if removed {
 		t.n--
 	}
 }
 
 // each calls fn for every entry, in no particular order, until fn returns false.
-func (t *trie[K, V]) each(fn func(K, V) bool) {
+func (t *trie[K, V, H]) each(fn func(K, V) bool) {
 	if t.root != nil {
 		t.root.each(fn)
 	}
@@ -135,11 +148,12 @@ func (n *tnode[K, V]) editable(own *owner) *tnode[K, V] {
 	return &tnode[K, V]{owner: own, bitmap: n.bitmap, slots: slots}
 }
 
-func setNode[K comparable, V any](n *tnode[K, V], own *owner, shift uint, leaf tslot[K, V]) (*tnode[K, V], bool) {
+// setNode sets leaf, whose key hashes to h, in the subtrie n at depth shift.
+func setNode[K comparable, V any, H hasher[K]](n *tnode[K, V], own *owner, shift uint, h uint64, leaf tslot[K, V]) (*tnode[K, V], bool) {
 	if n == nil {
 		n = &tnode[K, V]{owner: own, slots: []tslot[K, V]{leaf}}
 		if shift < 64 {
-			n.bitmap = 1 << ((leaf.hash >> shift) & levelMask)
+			n.bitmap = 1 << ((h >> shift) & levelMask)
 		}
 		return n, true
 	}
@@ -155,7 +169,7 @@ func setNode[K comparable, V any](n *tnode[K, V], own *owner, shift uint, leaf t
 		n.slots = append(n.slots, leaf)
 		return n, true
 	}
-	bit := uint32(1) << ((leaf.hash >> shift) & levelMask)
+	bit := uint32(1) << ((h >> shift) & levelMask)
 	i := bits.OnesCount32(n.bitmap & (bit - 1))
 	if n.bitmap&bit == 0 {
 		n = n.editable(own)
@@ -168,20 +182,21 @@ func setNode[K comparable, V any](n *tnode[K, V], own *owner, shift uint, leaf t
 	s := n.slots[i]
 	switch {
 	case s.child != nil:
-		child, added := setNode(s.child, own, shift+levelBits, leaf)
+		child, added := setNode[K, V, H](s.child, own, shift+levelBits, h, leaf)
 		if child != s.child {
 			n = n.editable(own)
 			n.slots[i].child = child
 		}
 		return n, added
-	case s.hash == leaf.hash && s.key == leaf.key:
+	case s.key == leaf.key:
 		n = n.editable(own)
 		n.slots[i].val = leaf.val
 		return n, false
 	default:
 		// Two keys share this slot: push the old leaf one level down.
-		child, _ := setNode(nil, own, shift+levelBits, s)
-		child, _ = setNode(child, own, shift+levelBits, leaf)
+		var hs H
+		child, _ := setNode[K, V, H](nil, own, shift+levelBits, hs.hash(s.key), s)
+		child, _ = setNode[K, V, H](child, own, shift+levelBits, h, leaf)
 		n = n.editable(own)
 		n.slots[i] = tslot[K, V]{child: child}
 		return n, true
@@ -207,7 +222,7 @@ func deleteNode[K comparable, V any](n *tnode[K, V], own *owner, shift uint, h u
 	i := bits.OnesCount32(n.bitmap & (bit - 1))
 	s := n.slots[i]
 	if s.child == nil {
-		if s.hash != h || s.key != k {
+		if s.key != k {
 			return n, false
 		}
 		return n.removeSlot(own, i, bit), true
