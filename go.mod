@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/apache/arrow/go/v17 v17.0.0
+	github.com/ebitengine/purego v0.11.3
 	github.com/stretchr/testify v1.12.1
 )
 

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/arcadego/arcadego/arrowbridge"
 	"github.com/arcadego/arcadego/core/engine"
@@ -21,9 +22,14 @@ import (
 	"github.com/arcadego/arcadego/core/wal"
 )
 
-// decodeJSON decodes one JSON value from s into v, refusing unknown keys
-// and trailing data. what names the argument in errors.
+// decodeJSON decodes one JSON value from s into v, refusing unknown keys,
+// trailing data and invalid UTF-8 (which encoding/json would silently
+// replace, making two different names equal). what names the argument in
+// errors.
 func decodeJSON(what, s string, v any) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%s: not valid UTF-8: %w", what, errs.ErrInvalidArgument)
+	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

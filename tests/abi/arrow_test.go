@@ -1,0 +1,530 @@
+package abi_test
+
+import (
+	"encoding/binary"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"github.com/stretchr/testify/require"
+)
+
+// The Arrow C Data Interface structs, every pointer as uintptr.
+type cSchema struct {
+	format, name, metadata uintptr
+	flags, nChildren       int64
+	children, dictionary   uintptr
+	release, privateData   uintptr
+}
+
+type cArray struct {
+	length, nullCount, offset, nBuffers, nChildren int64
+	buffers, children, dictionary                  uintptr
+	release, privateData                           uintptr
+}
+
+type cStream struct {
+	getSchema, getNext, getLastError, release, privateData uintptr
+}
+
+const flagNullable = 2
+
+// ---- a producer of Arrow structs in C memory ----
+
+// The producer keeps, per exported tree (keyed by the root's private_data),
+// the C allocations its release callback frees and how often that
+// callback ran: the library must call it exactly once.
+var producer = struct {
+	mu       sync.Mutex
+	next     uintptr
+	allocs   map[uintptr][]uintptr
+	released map[uintptr]int
+	streams  map[uintptr]*streamState
+}{allocs: map[uintptr][]uintptr{}, released: map[uintptr]int{}, streams: map[uintptr]*streamState{}}
+
+// Release callbacks, made once (purego callbacks are never freed).
+var callbacks struct {
+	once                                sync.Once
+	schema, childSchema                 uintptr
+	array, childArray                   uintptr
+	getSchema, getNext, lastError, strm uintptr
+}
+
+func initCallbacks() {
+	callbacks.once.Do(func() {
+		callbacks.schema = purego.NewCallback(func(addr uintptr) {
+			s := at[cSchema](addr)
+			releaseTree(s.privateData)
+			s.release = 0
+		})
+		callbacks.childSchema = purego.NewCallback(func(addr uintptr) { at[cSchema](addr).release = 0 })
+		callbacks.array = purego.NewCallback(func(addr uintptr) {
+			a := at[cArray](addr)
+			releaseTree(a.privateData)
+			a.release = 0
+		})
+		callbacks.childArray = purego.NewCallback(func(addr uintptr) { at[cArray](addr).release = 0 })
+		callbacks.getSchema = purego.NewCallback(streamGetSchema)
+		callbacks.getNext = purego.NewCallback(streamGetNext)
+		callbacks.lastError = purego.NewCallback(streamGetLastError)
+		callbacks.strm = purego.NewCallback(streamRelease)
+	})
+}
+
+// tree collects the C allocations of one exported tree.
+type tree struct {
+	id     uintptr
+	allocs []uintptr
+}
+
+func newTree() *tree {
+	initCallbacks()
+	producer.mu.Lock()
+	defer producer.mu.Unlock()
+	producer.next++
+	return &tree{id: producer.next}
+}
+
+func (tr *tree) alloc(n uintptr) uintptr {
+	p := libc.calloc(1, max(n, 1))
+	tr.allocs = append(tr.allocs, p)
+	return p
+}
+
+func (tr *tree) bytes(b []byte) uintptr {
+	p := tr.alloc(uintptr(len(b)))
+	copy(unsafe.Slice(at[byte](p), len(b)), b)
+	return p
+}
+
+func (tr *tree) cstring(s string) uintptr { return tr.bytes(append([]byte(s), 0)) }
+
+// commit registers the allocations; the tree's release frees them.
+func (tr *tree) commit() {
+	producer.mu.Lock()
+	defer producer.mu.Unlock()
+	producer.allocs[tr.id] = tr.allocs
+}
+
+func releaseTree(id uintptr) {
+	producer.mu.Lock()
+	allocs := producer.allocs[id]
+	delete(producer.allocs, id)
+	producer.released[id]++
+	producer.mu.Unlock()
+	for _, p := range allocs {
+		libc.free(p)
+	}
+}
+
+func releaseCount(id uintptr) int {
+	producer.mu.Lock()
+	defer producer.mu.Unlock()
+	return producer.released[id]
+}
+
+// column describes one exported column. bufs holds, per buffer, []byte
+// (copied to C memory; a nil slice is a NULL pointer) or a uintptr (the
+// pointer value itself, e.g. 0x1).
+type column struct {
+	name, format  string
+	flags         int64
+	length, nulls int64
+	offset        int64
+	bufs          []any
+	dict          *column
+	children      []column
+}
+
+// batch is an exported (schema, array) pair: root structs in C memory
+// owned by the test, trees freed by their release callbacks.
+type batch struct {
+	schemaAddr, arrayAddr uintptr
+	schemaID, arrayID     uintptr
+}
+
+func (b *batch) schema() *cSchema { return at[cSchema](b.schemaAddr) }
+func (b *batch) array() *cArray   { return at[cArray](b.arrayAddr) }
+
+// colSchema and colArray return column i's structs, for mutation.
+func (b *batch) colSchema(i int) *cSchema {
+	return at[cSchema](words(b.schema().children, b.schema().nChildren)[i])
+}
+func (b *batch) colArray(i int) *cArray {
+	return at[cArray](words(b.array().children, b.array().nChildren)[i])
+}
+
+// releases returns how often the schema's and the array's release ran.
+func (b *batch) releases() (int, int) { return releaseCount(b.schemaID), releaseCount(b.arrayID) }
+
+// exportBatch exports cols as a record batch of length rows. The root
+// structs are freed at the end of the test (after a release check by the
+// caller, if any); trees not released by then are freed too.
+func exportBatch(t testing.TB, length int64, cols ...column) *batch {
+	st, ar := newTree(), newTree()
+	b := &batch{schemaID: st.id, arrayID: ar.id}
+	b.schemaAddr = libc.calloc(1, unsafe.Sizeof(cSchema{}))
+	b.arrayAddr = libc.calloc(1, unsafe.Sizeof(cArray{}))
+	fillSchema(st, b.schemaAddr, column{name: "", format: "+s", children: cols}, true)
+	fillArray(ar, b.arrayAddr, column{length: length, bufs: []any{[]byte(nil)}, children: cols}, true)
+	st.commit()
+	ar.commit()
+	t.Cleanup(func() {
+		releaseTree(b.schemaID) // frees what a release did not
+		releaseTree(b.arrayID)
+		libc.free(b.schemaAddr)
+		libc.free(b.arrayAddr)
+	})
+	return b
+}
+
+func fillSchema(tr *tree, addr uintptr, c column, root bool) {
+	s := at[cSchema](addr)
+	*s = cSchema{format: tr.cstring(c.format), name: tr.cstring(c.name), flags: c.flags, nChildren: int64(len(c.children))}
+	if root {
+		s.release, s.privateData = callbacks.schema, tr.id
+	} else {
+		s.release = callbacks.childSchema
+	}
+	if len(c.children) > 0 {
+		s.children = tr.alloc(uintptr(len(c.children)) * 8)
+		kids := words(s.children, s.nChildren)
+		for i, k := range c.children {
+			kids[i] = tr.alloc(unsafe.Sizeof(cSchema{}))
+			fillSchema(tr, kids[i], k, false)
+		}
+	}
+	if c.dict != nil {
+		s.dictionary = tr.alloc(unsafe.Sizeof(cSchema{}))
+		fillSchema(tr, s.dictionary, *c.dict, false)
+	}
+}
+
+func fillArray(tr *tree, addr uintptr, c column, root bool) {
+	a := at[cArray](addr)
+	*a = cArray{length: c.length, nullCount: c.nulls, offset: c.offset, nBuffers: int64(len(c.bufs)), nChildren: int64(len(c.children))}
+	if root {
+		a.release, a.privateData = callbacks.array, tr.id
+	} else {
+		a.release = callbacks.childArray
+	}
+	if len(c.bufs) > 0 {
+		a.buffers = tr.alloc(uintptr(len(c.bufs)) * 8)
+		ptrs := words(a.buffers, a.nBuffers)
+		for i, b := range c.bufs {
+			switch v := b.(type) {
+			case []byte:
+				if v != nil {
+					ptrs[i] = tr.bytes(v)
+				}
+			case uintptr:
+				ptrs[i] = v
+			default:
+				panic("buffer must be []byte or uintptr")
+			}
+		}
+	}
+	if len(c.children) > 0 {
+		a.children = tr.alloc(uintptr(len(c.children)) * 8)
+		kids := words(a.children, a.nChildren)
+		for i, k := range c.children {
+			kids[i] = tr.alloc(unsafe.Sizeof(cArray{}))
+			fillArray(tr, kids[i], k, false)
+		}
+	}
+	if c.dict != nil {
+		a.dictionary = tr.alloc(unsafe.Sizeof(cArray{}))
+		fillArray(tr, a.dictionary, *c.dict, false)
+	}
+}
+
+// ---- column builders ----
+
+// validity returns the bitmap of valid (nil: no bitmap) and the null count.
+func validity(valid []bool) ([]byte, int64) {
+	if valid == nil {
+		return nil, 0
+	}
+	bits := make([]byte, (len(valid)+7)/8)
+	var nulls int64
+	for i, ok := range valid {
+		if ok {
+			bits[i/8] |= 1 << (i % 8)
+		} else {
+			nulls++
+		}
+	}
+	return bits, nulls
+}
+
+func fixedCol[T int32 | int64 | float32 | float64](name, format string, v []T, valid []bool) column {
+	bits, nulls := validity(valid)
+	data := make([]byte, len(v)*int(unsafe.Sizeof(T(0))))
+	for i, x := range v {
+		switch y := any(x).(type) {
+		case int32:
+			binary.LittleEndian.PutUint32(data[i*4:], uint32(y))
+		case float32:
+			binary.LittleEndian.PutUint32(data[i*4:], math.Float32bits(y))
+		case int64:
+			binary.LittleEndian.PutUint64(data[i*8:], uint64(y))
+		case float64:
+			binary.LittleEndian.PutUint64(data[i*8:], math.Float64bits(y))
+		}
+	}
+	return column{name: name, format: format, flags: flagNullable, length: int64(len(v)), nulls: nulls, bufs: []any{bits, data}}
+}
+
+func int64Col(name string, v []int64, valid []bool) column { return fixedCol(name, "l", v, valid) }
+
+func boolCol(name string, v []bool, valid []bool) column {
+	bits, nulls := validity(valid)
+	vals, _ := validity(v)
+	if vals == nil {
+		vals = []byte{}
+	}
+	return column{name: name, format: "b", flags: flagNullable, length: int64(len(v)), nulls: nulls, bufs: []any{bits, vals}}
+}
+
+// varCol builds a utf8 ("u") or binary ("z") column.
+func varCol(name, format string, v []string, valid []bool) column {
+	bits, nulls := validity(valid)
+	offsets := make([]byte, 4*(len(v)+1))
+	var data []byte
+	for i, s := range v {
+		data = append(data, s...)
+		binary.LittleEndian.PutUint32(offsets[4*(i+1):], uint32(len(data)))
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return column{name: name, format: format, flags: flagNullable, length: int64(len(v)), nulls: nulls, bufs: []any{bits, offsets, data}}
+}
+
+func stringCol(name string, v []string, valid []bool) column { return varCol(name, "u", v, valid) }
+
+// timeCol is a plain int64 time column named "time".
+func timeCol(v ...int64) column {
+	c := int64Col("time", v, nil)
+	c.flags = 0
+	return c
+}
+
+// ---- reading results ----
+
+// result is a scan result read back from its stream.
+type result struct {
+	names, formats []string
+	rows           [][]any // nil for null; int64, int32, float64, float32, bool, string, []byte
+	batches        int
+}
+
+// column returns the values of the named column.
+func (r *result) column(name string) []any {
+	for i, n := range r.names {
+		if n == name {
+			out := make([]any, len(r.rows))
+			for j, row := range r.rows {
+				out[j] = row[i]
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// scanResult runs arcadego_scan and reads the whole stream.
+func scanResult(t testing.TB, db uintptr, request string) *result {
+	t.Helper()
+	stream := libc.calloc(1, unsafe.Sizeof(cStream{}))
+	defer libc.free(stream)
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.scan(db, cstr(request), stream, e) })
+	require.Equal(t, codeOK, code, "scan %s: %s", request, msg)
+	r, err := readStream(stream)
+	require.NoError(t, err)
+	return r
+}
+
+// streamError is a failed get_next: errno and get_last_error's message.
+type streamError struct {
+	errno int
+	msg   string
+}
+
+func (e *streamError) Error() string { return e.msg }
+
+// readStream reads the stream at addr to its end (or first error) and
+// releases it, checking that every release marks its struct released.
+func readStream(addr uintptr) (*result, error) {
+	s := at[cStream](addr)
+	defer func() {
+		purego.SyscallN(s.release, addr)
+		if s.release != 0 {
+			panic("stream release did not mark the stream released")
+		}
+	}()
+	r := &result{}
+	sch := libc.calloc(1, unsafe.Sizeof(cSchema{}))
+	defer libc.free(sch)
+	if rc, _, _ := purego.SyscallN(s.getSchema, addr, sch); int32(rc) != 0 {
+		return nil, &streamError{int(int32(rc)), goString(callRet(s.getLastError, addr))}
+	}
+	root := at[cSchema](sch)
+	for _, c := range words(root.children, root.nChildren) {
+		r.names = append(r.names, goString(at[cSchema](c).name))
+		r.formats = append(r.formats, goString(at[cSchema](c).format))
+	}
+	releaseSchema(sch)
+
+	arr := libc.calloc(1, unsafe.Sizeof(cArray{}))
+	defer libc.free(arr)
+	for {
+		if rc, _, _ := purego.SyscallN(s.getNext, addr, arr); int32(rc) != 0 {
+			return r, &streamError{int(int32(rc)), goString(callRet(s.getLastError, addr))}
+		}
+		a := at[cArray](arr)
+		if a.release == 0 {
+			return r, nil
+		}
+		r.batches++
+		kids := words(a.children, a.nChildren)
+		for i := int64(0); i < a.length; i++ {
+			row := make([]any, len(kids))
+			for j, k := range kids {
+				row[j] = value(r.formats[j], at[cArray](k), a.offset+i)
+			}
+			r.rows = append(r.rows, row)
+		}
+		purego.SyscallN(a.release, arr)
+		if a.release != 0 {
+			panic("result batch release did not mark it released")
+		}
+	}
+}
+
+func callRet(fn, arg uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, arg)
+	return r
+}
+
+func releaseSchema(addr uintptr) {
+	s := at[cSchema](addr)
+	purego.SyscallN(s.release, addr)
+	if s.release != 0 {
+		panic("schema release did not mark it released")
+	}
+}
+
+// value decodes row i (before the array's own offset) of a result column.
+func value(format string, a *cArray, i int64) any {
+	bufs := words(a.buffers, a.nBuffers)
+	i += a.offset
+	if bufs[0] != 0 && *at[byte](bufs[0] + uintptr(i/8))&(1<<(i%8)) == 0 {
+		return nil
+	}
+	switch {
+	case format == "u" || format == "z":
+		off := unsafe.Slice(at[int32](bufs[1]), i+2)
+		b := unsafe.Slice(at[byte](bufs[2]+uintptr(off[i])), off[i+1]-off[i])
+		if format == "u" {
+			return string(b)
+		}
+		return append([]byte{}, b...)
+	case format == "l" || strings.HasPrefix(format, "ts"):
+		return *at[int64](bufs[1] + uintptr(8*i))
+	case format == "i" || format == "tdD":
+		return *at[int32](bufs[1] + uintptr(4*i))
+	case format == "g":
+		return *at[float64](bufs[1] + uintptr(8*i))
+	case format == "f":
+		return *at[float32](bufs[1] + uintptr(4*i))
+	case format == "b":
+		return *at[byte](bufs[1] + uintptr(i/8))&(1<<(i%8)) != 0
+	}
+	panic("unexpected result format " + format)
+}
+
+// ---- a producer of streams ----
+
+// streamState drives one exported stream: get_schema exports schema(),
+// get_next exports next(i) for i = 0, 1, ... until it returns nil; fail,
+// when set, makes get_next(i == failAt) return EIO.
+type streamState struct {
+	schema   func() *batch
+	next     func(i int) *batch
+	failAt   int
+	calls    int
+	released int
+	errMsg   uintptr
+}
+
+// exportStream returns a stream (C memory, freed at the end of the test).
+func exportStream(t testing.TB, st *streamState) (uintptr, *streamState) {
+	initCallbacks()
+	producer.mu.Lock()
+	producer.next++
+	id := producer.next
+	producer.streams[id] = st
+	producer.mu.Unlock()
+	addr := libc.calloc(1, unsafe.Sizeof(cStream{}))
+	*at[cStream](addr) = cStream{
+		getSchema: callbacks.getSchema, getNext: callbacks.getNext, getLastError: callbacks.lastError,
+		release: callbacks.strm, privateData: id,
+	}
+	t.Cleanup(func() {
+		if at[cStream](addr).release != 0 {
+			streamRelease(addr)
+		}
+		libc.free(addr)
+	})
+	return addr, st
+}
+
+func streamOf(addr uintptr) *streamState {
+	producer.mu.Lock()
+	defer producer.mu.Unlock()
+	return producer.streams[at[cStream](addr).privateData]
+}
+
+func streamGetSchema(stream, out uintptr) int32 {
+	b := streamOf(stream).schema()
+	*at[cSchema](out) = *b.schema() // move: the source is now released
+	*b.schema() = cSchema{}
+	return 0
+}
+
+func streamGetNext(stream, out uintptr) int32 {
+	st := streamOf(stream)
+	i := st.calls
+	st.calls++
+	if st.failAt >= 0 && i == st.failAt {
+		if st.errMsg == 0 {
+			st.errMsg = cbytes([]byte("producer failed on purpose\x00"))
+		}
+		*at[cArray](out) = cArray{}
+		return 5 // EIO
+	}
+	b := st.next(i)
+	if b == nil {
+		*at[cArray](out) = cArray{}
+		return 0
+	}
+	*at[cArray](out) = *b.array()
+	*b.array() = cArray{}
+	return 0
+}
+
+func streamGetLastError(stream uintptr) uintptr { return streamOf(stream).errMsg }
+
+func streamRelease(stream uintptr) {
+	st := streamOf(stream)
+	st.released++
+	if st.errMsg != 0 {
+		libc.free(st.errMsg)
+		st.errMsg = 0
+	}
+	at[cStream](stream).release = 0
+}
