@@ -358,7 +358,11 @@ func (w *writer) writeTimes(sg *segment, ts []int64) {
 		cur = *p
 	}
 	if need := sg.r + len(ts); need > len(cur) {
-		nt := make([]int64, min(max(nextPow2(need), 2*len(cur), minTimeRows), w.c.blockRows))
+		size := min(max(nextPow2(need), 2*len(cur), minTimeRows), w.c.blockRows)
+		if sg.prev != nil { // the chunk has filled a row block: it streams
+			size = w.c.blockRows
+		}
+		nt := make([]int64, size)
 		copy(nt, cur[:sg.r])
 		w.delta += 8 * int64(len(nt)-len(cur))
 		sg.rb.times.Store(&nt)

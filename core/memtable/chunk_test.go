@@ -531,3 +531,43 @@ func TestOptionsBlockRows(t *testing.T) {
 		})
 	}
 }
+
+func TestSnapshotIsStableWhileWritesGoOn(t *testing.T) {
+	m := New(Options{BlockRows: 8})
+	c := m.Chunk(1, "d")
+	refs := []ColumnRef{ref(1, "i", schema.Int64), ref(2, "s", schema.String), ref(3, "b", schema.Boolean), ref(4, "later", schema.Double)}
+	require.NoError(t, c.Write(tab(seq(0, 3),
+		i64("i", int64(1), int64(2), int64(3)),
+		mkCol("s", schema.String, 0, "a", "bb", "ccc"),
+		mkCol("b", schema.Boolean, 0, true, false, true),
+	), ids(1, 2, 3)))
+	snap := c.Snapshot()
+	want := snap.Read(refs, math.MinInt64, math.MaxInt64)
+
+	// Growth of every buffer, a gap that adds bitmaps, a new column, new
+	// row blocks and equal times: none of it shows in the old snapshot.
+	require.NoError(t, c.Write(tab(seq(3, 1), i64("i", nil)), ids(1)))
+	require.NoError(t, c.Write(tab([]int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+		i64("i", int64(9), nil, int64(9), int64(9), int64(9), int64(9), int64(9), int64(9), int64(9), int64(9)),
+		mkCol("s", schema.String, 0, "x", "y", nil, "long string here", "z", "z", "z", "z", "z", "z"),
+		mkCol("b", schema.Boolean, 0, false, nil, true, true, true, true, true, true, true, true),
+		mkCol("later", schema.Double, 0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0),
+	), ids(1, 2, 3, 4)))
+	assert.Equal(t, 3, snap.Rows())
+	assert.Equal(t, 3, snap.Width())
+	assert.Equal(t, want, snap.Read(refs, math.MinInt64, math.MaxInt64))
+	assert.Equal(t, 14, c.Snapshot().Rows())
+	assert.Equal(t, 4, c.Snapshot().Width())
+}
+
+func TestZeroRowWrite(t *testing.T) {
+	m := New(Options{})
+	c := m.Chunk(1, "d")
+	require.NoError(t, c.Write(tab(seq(0, 1), i64("a", int64(1))), ids(1)))
+	require.NoError(t, c.Write(tab([]int64{}, tablet.Column{Name: "s", Type: schema.String}, i64("a")), ids(2, 1)))
+	assert.Equal(t, 2, c.Width(), "a zero-row write still adds its columns")
+	assert.Equal(t, 1, c.Snapshot().Rows())
+	got := readAll(c, ref(1, "a", schema.Int64), ref(2, "s", schema.String))
+	assert.Equal(t, []any{int64(1)}, column(got, 0))
+	assert.Equal(t, []any{nil}, column(got, 1))
+}

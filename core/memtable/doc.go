@@ -29,22 +29,27 @@
 // a write does not touch the columns it does not carry. A block gets a
 // validity bitmap only when a null falls inside [lo, lo+n), i.e. when it
 // holds both nulls and values. (This refines "an absent block is all null":
-// starting a block at lo instead of at the row block's first row also keeps
-// a column created late in a row block from allocating room, or a bitmap,
-// for the rows before it, so its cost does not depend on the history.)
+// starting a block at its first value instead of at the row block's first
+// row also keeps a column created late in a row block from allocating
+// room, or a bitmap, for the rows before it, so its cost does not depend
+// on the history.)
 //
-// Buffers grow by doubling, from the size the first write needs up to the
-// rest of the row block, so a one-row write of 10,000 new columns allocates
-// 10,000 small buffers (taken from a few slabs), not 10,000 full blocks.
+// Buffers start at the size the first write needs and double, up to the
+// rest of the row block, so a one-row write of 10,000 new columns
+// allocates 10,000 eight-byte buffers (carved from a few slabs), not
+// 10,000 full blocks. A column that filled the previous row block gets the
+// whole next one at once, so a steady stream does not copy.
 //
 // # Writing
 //
 // Chunk.Write maps the tablet's columns in one pass, with one lookup per
 // column in an id table (PropertyID → column position). The same pass
-// type-checks existing columns, rejects duplicate ids and collects the
-// missing columns; then the column list grows once to its final width and
-// the memory totals are updated once. A failed Write changes nothing a
-// reader or a later write can see.
+// checks each column (type, buffer sizes), rejects duplicate ids and
+// collects the missing columns; then the column list grows once to its
+// final width, the rows are appended, and the memory totals are updated
+// once. A failed Write changes nothing a reader or a later write can see.
+// A write costs O(columns it carries + values it writes): nothing in it
+// depends on the rows already in the chunk, nor on the columns it lacks.
 //
 // # Concurrency
 //
@@ -52,12 +57,13 @@
 // different chunks never wait for each other. Readers never lock: a
 // Snapshot is the immutable chunk state (row count, column list, row block
 // list) that the writer publishes through an atomic pointer after each
-// write, and a reader reads only rows below the snapshot's row count. The
-// writer only ever writes memory at or beyond the rows (and columns) it has
-// published, except for what it publishes through atomics: slot coverage
-// (n) and buffer pointers, bitmap words (atomic OR, atomic loads), and the
-// id table's entries. Growing a buffer copies it and publishes the copy, so
-// a reader holding the old one still sees every row of its snapshot.
+// write, and a reader reads only rows below the snapshot's row count and
+// columns below its width. The writer only ever writes memory at or beyond
+// what it has published, except through atomics: slot coverage and buffer
+// pointers, bitmap words (atomic OR, atomic loads), row block buffers and
+// the id table's entries. Growing a buffer copies it and publishes the
+// copy, so a reader holding the old one still sees every row of its
+// snapshot.
 //
 // Equal times are merged when reading: Snapshot.Read sorts rows by time
 // (stably; not at all when the times arrived non-decreasing) and per column

@@ -30,6 +30,18 @@ func raceValue(tm int64, id schema.PropertyID) any {
 	return (tm+int64(id))%2 == 0
 }
 
+// othersUsage sums the memory of the chunks of type 1 other than dev.
+func othersUsage(m *Memtable, dev string) int64 {
+	var sum int64
+	for _, d := range m.Devices(1) {
+		if d != dev {
+			c, _ := m.Lookup(1, d)
+			sum += c.MemoryUsage()
+		}
+	}
+	return sum
+}
+
 func TestConcurrentWritersAndReaders(t *testing.T) {
 	const (
 		devices   = 4
@@ -110,6 +122,15 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 						if v != nil && !assert.Equal(t, raceValue(got.Times[k], id), v, "%s column %d time %d", dev, id, got.Times[k]) {
 							return
 						}
+					}
+				}
+				if i%50 == 49 { // a clone taken mid-write reads consistently too
+					cl := m.Clone()
+					cc, ok := cl.Lookup(1, dev)
+					if assert.True(t, ok) {
+						cs := cc.Snapshot()
+						assert.GreaterOrEqual(t, cs.Rows(), s.Rows())
+						assert.Equal(t, cc.MemoryUsage(), cl.MemoryUsage()-othersUsage(cl, dev))
 					}
 				}
 				_ = m.MemoryUsage()

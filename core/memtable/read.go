@@ -63,8 +63,12 @@ func (s Snapshot) Width() int {
 func (s Snapshot) Read(cols []ColumnRef, start, end int64) *tablet.Tablet {
 	rs := s.selectRows(start, end)
 	out := &tablet.Tablet{Times: rs.times, Columns: make([]tablet.Column, len(cols))}
+	var vs []view // reused from column to column
+	if s.st != nil {
+		vs = make([]view, (s.st.rows+s.blockRows-1)>>s.shift)
+	}
 	for i, ref := range cols {
-		out.Columns[i] = s.readColumn(ref, rs)
+		out.Columns[i] = s.readColumn(ref, rs, vs)
 	}
 	return out
 }
@@ -128,11 +132,11 @@ type view struct {
 	ext     *blockExt
 }
 
-// views returns the column blocks of position p, of type typ, one per row
-// block.
-func (s Snapshot) views(p int, typ schema.PropertyType) []view {
+// views fills vs, one element per row block, with the column blocks of
+// position p, of type typ.
+func (s Snapshot) views(vs []view, p int, typ schema.PropertyType) {
 	rows, wd := s.st.rows, tablet.Width(typ)
-	vs := make([]view, (rows+s.blockRows-1)>>s.shift)
+	clear(vs)
 	for bi := range vs {
 		sp := s.st.blocks[bi].slots.Load()
 		if sp == nil || p >= len(*sp) {
@@ -153,7 +157,6 @@ func (s Snapshot) views(p int, typ schema.PropertyType) []view {
 			vs[bi].vals = unsafe.Slice(sl.vals.Load(), (end-lo)*wd)
 		}
 	}
-	return vs
 }
 
 // cell returns the view of chunk row r and the row's index in its
@@ -171,7 +174,9 @@ func (s Snapshot) cell(vs []view, r int32) (*view, int) {
 	return v, i
 }
 
-func (s Snapshot) readColumn(ref ColumnRef, rs rowSet) tablet.Column {
+// readColumn reads one column for the rows of rs; vs is scratch of one
+// view per row block.
+func (s Snapshot) readColumn(ref ColumnRef, rs rowSet, vs []view) tablet.Column {
 	nout := len(rs.times)
 	col := tablet.Column{Name: ref.Name, Type: ref.Type}
 	wd := tablet.Width(ref.Type)
@@ -194,7 +199,7 @@ func (s Snapshot) readColumn(ref ColumnRef, rs rowSet) tablet.Column {
 	}
 	nulls := nout
 	if p >= 0 {
-		vs := s.views(p, ref.Type)
+		s.views(vs, p, ref.Type)
 		begin := int32(0)
 		for k, e := range rs.ends {
 			var v *view
