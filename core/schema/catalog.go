@@ -48,6 +48,9 @@ func (t *Type) Property(name string) (*Property, bool) {
 
 // addProperty appends p; t must be editable.
 func (t *Type) addProperty(p *Property) {
+	if len(t.props) == cap(t.props) {
+		t.props = slices.Grow(t.props, len(t.props)+1) // double (see Change.Apply)
+	}
 	t.props = append(t.props, p)
 	switch {
 	case t.propByName != nil:

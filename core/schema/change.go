@@ -87,6 +87,11 @@ func (ch *Change) Apply(op Op) error {
 	if err != nil || !changed {
 		return err
 	}
+	if len(ch.ops) == cap(ch.ops) {
+		// Double, where append would grow large slices by 1.25: a change
+		// of 10,000 operations (a wide tablet's new columns) copies less.
+		ch.ops = slices.Grow(ch.ops, len(ch.ops)+1)
+	}
 	ch.ops = append(ch.ops, normalize(op))
 	ch.work.version = ch.base.version + 1
 	ch.published = nil

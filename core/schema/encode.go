@@ -40,7 +40,9 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// AppendOps appends the binary encoding of ops to dst.
+// AppendOps appends the binary encoding of ops to dst. Operations of an
+// unknown kind (never produced by Apply or ParseScript) encode as records
+// that DecodeOps refuses.
 func AppendOps(dst []byte, ops []Op) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(ops)))
 	for i := range ops {

@@ -8,9 +8,10 @@ import (
 // trie is a persistent hash array mapped trie: a map whose versions share
 // structure. Changing one key copies only the nodes on that key's path
 // (at most 13 nodes of at most 32 slots; about log32(n) in practice), so
-// publishing a catalog version costs the same with ten types as with a
-// million. A fixed array of sharded Go maps, the simpler alternative, still
-// copies n/shards entries per write, which grows with the schema.
+// publishing a catalog version costs nearly the same with a thousand types
+// as with a million: one more node per table each time the schema grows
+// 32-fold. A fixed array of 256 sharded Go maps, the simpler alternative,
+// still copies n/256 entries per write, which grows linearly with the schema.
 //
 // Ownership: a node whose owner is the caller's token may be edited in
 // place; any other node is shared with published versions and is copied
