@@ -12,21 +12,33 @@
 **    err is not NULL. The caller frees the message with arcadego_free().
 **    There is no global "last error".
 **  - Handles (arcadego_db*, arcadego_tx*) are opaque tokens, never
-**    dereferenced. A handle that was closed, committed or rolled back is
-**    reported as ARCADEGO_CLOSED, never as a crash.
+**    dereferenced, and never reused within a process. A NULL handle is
+**    ARCADEGO_INVALID_ARGUMENT; a handle that was closed, committed or
+**    rolled back, or one of the other kind, is ARCADEGO_CLOSED, never a
+**    crash.
+**  - A NULL pointer where the function needs one (out parameters, scripts,
+**    JSON, Arrow structs, the type name) is ARCADEGO_INVALID_ARGUMENT.
+**    JSON arguments must be valid UTF-8 and hold no keys but the listed
+**    ones.
 **  - Arrow data follows the Arrow C Data Interface
 **    (https://arrow.apache.org/docs/format/CDataInterface.html): a function
 **    that takes a struct ArrowSchema*, ArrowArray* or ArrowArrayStream*
 **    MOVES it: on return, successful or not, the struct has been released
 **    (its release member is NULL) and the caller must not release it again.
 **    A struct whose release member is already NULL is rejected with
-**    ARCADEGO_INVALID_ARGUMENT. Output streams belong to the caller, who
-**    calls their release callback when done.
+**    ARCADEGO_INVALID_ARGUMENT (and not released again). The library calls
+**    the release callback of the top-level struct exactly once, before the
+**    function returns; it never calls or writes the children's. Output
+**    streams belong to the caller, who calls their release callback when
+**    done.
 **  - Strings are UTF-8. Type, property and device names are user strings of
 **    at most 256 bytes without control characters; none ever becomes a file
 **    name.
 **  - The library never lets a Go panic cross this boundary: a recovered
-**    panic is reported as ARCADEGO_INTERNAL.
+**    panic is reported as ARCADEGO_INTERNAL. Reading an Arrow buffer that
+**    is shorter than its array claims is caught where the memory is
+**    unmapped (ARCADEGO_INVALID_ARGUMENT); a buffer that is merely short
+**    inside mapped memory cannot be detected.
 **  - A process that forks must not call the library in the child: the Go
 **    runtime does not survive fork(). Use exec, or Python's "spawn" or
 **    "forkserver" start methods.
@@ -110,16 +122,22 @@ const char *arcadego_version(void);
 **                  "normal" (background fsync every few ms), "off"
 **   "auto_create": false (default) | true: inserts create missing types and
 **                  properties, typed from the batch, in the same commit
-**   "time_column": name of the time column of inserted batches ("time")
+**   "time_column": name of the time column of inserted batches and of scan
+**                  results ("time"; it cannot be "device")
 ** On success *out is a new handle that the caller closes with
-** arcadego_close(). A directory open in another process gives ARCADEGO_IO.
+** arcadego_close(); on failure *out is NULL. Bad options give
+** ARCADEGO_INVALID_ARGUMENT naming the problem. A directory open in
+** another process gives ARCADEGO_IO.
 */
 int arcadego_open(const char *path, const char *options_json, arcadego_db **out, char **err);
 
 /*
 ** Close the database and invalidate its handle and every transaction still
-** open on it (they are rolled back). Closing a closed handle gives
-** ARCADEGO_CLOSED.
+** open on it (they are rolled back). Calls running on it are canceled
+** (see arcadego_cancel), and so are its open result streams: their
+** get_next then fails with ECANCELED. Closing a closed handle gives
+** ARCADEGO_CLOSED. The handle is invalid afterwards even if closing failed
+** (ARCADEGO_IO: the final log sync failed).
 */
 int arcadego_close(arcadego_db *db, char **err);
 
@@ -141,24 +159,54 @@ int arcadego_tx_exec(arcadego_tx *tx, const char *script, char **err);
 /*
 ** Add one record batch (a struct array, as exported by e.g. pyarrow's
 ** RecordBatch) to the transaction, for `type` and `device` (NULL: "").
-** Moves `schema` and `batch` (see the conventions). The batch must have a
-** non-null int64 or timestamp time column; other columns are properties.
+** Moves `schema` and `batch` (see the conventions); the batch is copied
+** into the transaction, so its memory is free when the call returns.
+**
+** The batch must have a non-null int64 or timestamp column named by the
+** "time_column" option; every other column is a property of its name.
+** Accepted Arrow types: bool, int8/16/32/64, uint8/16/32/64, float32,
+** float64, utf8, large_utf8, string_view, binary, large_binary,
+** binary_view, fixed_size_binary, timestamp (any unit and zone), date32,
+** date64, and dictionaries of these; sliced arrays (offsets) too.
+** Zero-length buffers may be NULL or a dangling pointer such as 0x1 (as
+** polars and arrow-rs export them). Nested types, decimals, float16,
+** intervals, durations and the null type are refused, naming the column.
+**
+** ARCADEGO_INVALID_ARGUMENT: malformed Arrow structs, unsupported types,
+** duplicate or invalid column names, a missing or null-bearing time
+** column, a column whose type conflicts with its property, invalid UTF-8.
+** ARCADEGO_NOT_FOUND: the type or a property does not exist and the
+** database was not opened with "auto_create". The transaction is
+** unchanged by a failed insert and stays usable.
 */
 int arcadego_tx_insert(arcadego_tx *tx, const char *type, const char *device,
                        struct ArrowSchema *schema, struct ArrowArray *batch, char **err);
 
-/* Add every batch of a stream, as arcadego_tx_insert. Moves `stream`. */
+/*
+** Add every batch of a stream, as arcadego_tx_insert, all or none. Moves
+** `stream`. The whole stream is read and checked before the first batch
+** goes in, so the batches are held in memory until the call returns.
+** arcadego_cancel() stops the reading (ARCADEGO_CANCELED). A failing
+** stream callback gives ARCADEGO_INVALID_ARGUMENT with its
+** get_last_error() message.
+*/
 int arcadego_tx_insert_stream(arcadego_tx *tx, const char *type, const char *device,
                               struct ArrowArrayStream *stream, char **err);
 
 /*
 ** Commit: validate everything, write one log record, wait for its fsync
 ** (shared with concurrent commits), publish. The handle is invalid
-** afterwards whatever the result.
+** afterwards whatever the result. ARCADEGO_ALREADY_EXISTS, NOT_FOUND or
+** CONFLICT: a commit since arcadego_begin() made this one invalid (say, it
+** created the same type); nothing of it was written.
 */
 int arcadego_commit(arcadego_tx *tx, char **err);
 
-/* Discard the transaction and invalidate its handle. */
+/*
+** Discard the transaction and invalidate its handle. Returns ARCADEGO_OK,
+** ARCADEGO_INVALID_ARGUMENT for NULL, ARCADEGO_CLOSED for a finished
+** transaction.
+*/
 int arcadego_rollback(arcadego_tx *tx);
 
 /* Run a DDL script as one transaction (see arcadego_tx_exec). */
@@ -168,7 +216,11 @@ int arcadego_exec(arcadego_db *db, const char *script, char **err);
 int arcadego_insert(arcadego_db *db, const char *type, const char *device,
                     struct ArrowSchema *schema, struct ArrowArray *batch, char **err);
 
-/* Insert a stream as one transaction (see arcadego_tx_insert_stream). */
+/*
+** Insert a stream as one transaction (see arcadego_tx_insert_stream); each
+** batch is copied and released as it arrives, and the stream is released
+** before the call returns.
+*/
 int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device,
                            struct ArrowArrayStream *stream, char **err);
 
@@ -179,16 +231,33 @@ int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device
 **    "properties": ["k", ...],    optional, default all, in creation order
 **    "start": 0, "end": 100,      optional, start <= time < end
 **    "batch_rows": 65536}         optional
-** Columns: "device" (utf8), the time column (typed as inserted), then the
-** properties. Rows are sorted by device, then time.
+** Columns: "device" (utf8), the time column (named by the "time_column"
+** option; int64, or timestamp with the unit and zone of the type's first
+** timestamp insert), then the properties. Rows are sorted by device, then
+** time, in batches of one device. No matching rows: a stream with the
+** schema and no batches. The stream sees the data committed when
+** arcadego_scan() was called.
+**
+** Unknown type or property: ARCADEGO_NOT_FOUND. On failure *out is left
+** released (release == NULL). The stream's callbacks may be called from
+** any thread (they are serialized). get_next returns 0, or ECANCELED
+** after arcadego_cancel() or arcadego_close(), EINVAL, or EIO, with the
+** message in get_last_error(), valid until the next call on the stream.
+** Every buffer of a result is C memory; the stream and each batch are
+** released through their release callbacks, in any order.
 */
 int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err);
 
 /*
 ** Describe the schema as JSON in *json_out (free it with arcadego_free):
-** {"types":[{"name":..,"properties":[{"name":..,"type":"INT64"}],
+** {"types":[{"name":..,"time":{"unit":"ms","zone":"UTC"},
+**            "properties":[{"name":..,"type":"INT64"}],
 **            "indexes":[{"name":..,"unique":false,"properties":[..]}]}]}
-** `type` NULL describes every type; otherwise only that one (NOT_FOUND if absent).
+** Types are sorted by name, properties and indexes in creation order;
+** "time" is present once a timestamp insert fixed the type's time
+** representation (unit "s", "ms", "us" or "ns"; zone "" for none).
+** `type` NULL describes every type; otherwise only that one (NOT_FOUND if
+** absent). On failure *json_out is NULL.
 */
 int arcadego_describe(arcadego_db *db, const char *type, char **json_out, char **err);
 
@@ -196,6 +265,8 @@ int arcadego_describe(arcadego_db *db, const char *type, char **json_out, char *
 ** Set Go runtime limits, which the runtime otherwise reads only from the
 ** environment at process start: JSON object with any of
 **   "gomaxprocs": N (> 0), "memory_limit": bytes (> 0), "gc_percent": N (-1 = off)
+** They apply to the whole process. A bad value changes nothing
+** (ARCADEGO_INVALID_ARGUMENT); NULL is ARCADEGO_INVALID_ARGUMENT too.
 */
 int arcadego_set_runtime(const char *options_json, char **err);
 
@@ -203,11 +274,15 @@ int arcadego_set_runtime(const char *options_json, char **err);
 ** Cancel the calls running on `db` in other threads (scans and stream
 ** inserts); they return ARCADEGO_CANCELED and change nothing. A commit that
 ** has reached its log write is not interrupted. Calls started afterwards
-** are not affected.
+** are not affected. Open result streams of the database are canceled too.
+** Returns ARCADEGO_OK, ARCADEGO_INVALID_ARGUMENT for NULL, ARCADEGO_CLOSED.
 */
 int arcadego_cancel(arcadego_db *db);
 
-/* Free a message or JSON string returned by this library. NULL is a no-op. */
+/*
+** Free a message or JSON string returned by this library (never the
+** version string). NULL is a no-op.
+*/
 void arcadego_free(void *p);
 
 #ifdef __cplusplus

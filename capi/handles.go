@@ -52,6 +52,13 @@ func (d *dbHandle) context() context.Context {
 	return d.ctx
 }
 
+// isClosed reports whether arcadego_close has run on d.
+func (d *dbHandle) isClosed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
+}
+
 // txHandle is an open transaction. mu serializes its use, so two threads
 // misusing one transaction get an error or a wait, never a data race.
 type txHandle struct {

@@ -71,12 +71,24 @@ func fail(cerr **C.char, err error) C.int {
 	return status(err)
 }
 
-// guarded runs fn with faults on bad addresses turned into panics (which
-// call recovers) instead of killing the host process: Arrow input is read
-// through pointers we can check only so far.
-func guarded(fn func() error) error {
+// guarded runs fn with faults on bad addresses turned into panics instead
+// of killing the host process, and reports such a fault as bad input:
+// Arrow buffers are read through pointers that can be checked only so far
+// (a buffer shorter than its array says, or already freed). Other panics
+// go on to call, which reports them as internal errors.
+func guarded(fn func() error) (err error) {
 	old := debug.SetPanicOnFault(true)
 	defer debug.SetPanicOnFault(old)
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(interface{ Addr() uintptr })
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("reading the Arrow input faulted at address %#x: a buffer is shorter than its array says, or was freed: %w",
+				f.Addr(), errs.ErrInvalidArgument)
+		}
+	}()
 	return fn()
 }
 

@@ -38,6 +38,7 @@ var resultAlloc = mallocator.NewMallocator()
 // the consumer may call from any thread.
 type result struct {
 	mu     sync.Mutex
+	db     *dbHandle
 	rows   *engine.Rows
 	schema *arrow.Schema
 }
@@ -97,7 +98,7 @@ func arcadego_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArray
 		if t := rows.Type(); t.TimeSet {
 			unit, zone = t.TimeUnit, t.TimeZone
 		}
-		r := &result{rows: rows, schema: arrowbridge.ResultSchema(d.timeColumn, unit, zone, rows.Properties())}
+		r := &result{db: d, rows: rows, schema: arrowbridge.ResultSchema(d.timeColumn, unit, zone, rows.Properties())}
 		table.mu.Lock()
 		token := newToken()
 		table.results[token] = r
@@ -175,7 +176,12 @@ func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 	return resultCall(cr, func(r *result) error {
 		b, ok := r.rows.Next()
 		if !ok {
-			return r.rows.Err() // nil: end of stream, out stays released
+			err := r.rows.Err() // nil: end of stream, out stays released
+			if errors.Is(err, errs.ErrCanceled) && r.db.isClosed() {
+				// arcadego_close canceled the scan: say so.
+				return fmt.Errorf("%v: the database was closed: %w", err, errs.ErrCanceled)
+			}
+			return err
 		}
 		rec, err := arrowbridge.ToRecord(resultAlloc, r.schema, b.Device, b.Rows)
 		if err != nil {

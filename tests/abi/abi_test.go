@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -467,6 +468,9 @@ func badCases() []badCase {
 		{name: "dangling values buffer with rows", mutate: func(t testing.TB, b *batch) {
 			words(b.colArray(1).buffers, 2)[1] = 1
 		}, code: codeInvalidArgument, msg: "must hold 24 bytes"},
+		{name: "unmapped values buffer", mutate: func(t testing.TB, b *batch) {
+			words(b.colArray(1).buffers, 2)[1] = 0x1000 // below mmap_min_addr: never mapped
+		}, code: codeInvalidArgument, msg: "faulted at address 0x1000"},
 		{name: "decreasing string offsets", mutate: func(t testing.TB, b *batch) {
 			offs := unsafe.Slice(at[int32](words(b.colArray(2).buffers, 3)[1]), 4)
 			offs[3] = 0
@@ -965,4 +969,37 @@ func TestParallelInserts(t *testing.T) {
 	wg.Wait()
 	r := scanResult(t, db, `{"type": "A", "properties": ["k"]}`)
 	assert.Len(t, r.rows, workers*each*2)
+}
+
+// TestClosingTheDatabaseEndsItsResultStreams: a result stream opened
+// before arcadego_close still gives its schema (twice, even) and can be
+// released, but get_next fails with ECANCELED and says why.
+func TestClosingTheDatabaseEndsItsResultStreams(t *testing.T) {
+	var db uintptr
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.open(nil, nil, &db, e) })
+	requireOK(t, code, msg, "open")
+	execDDL(t, db, schemaAB)
+	code, msg = insert(t, db, "A", "d", goodBatch(t))
+	requireOK(t, code, msg, "insert")
+
+	s := libc.calloc(1, unsafe.Sizeof(cStream{}))
+	defer libc.free(s)
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.scan(db, cstr(`{"type": "A"}`), s, e) })
+	requireOK(t, code, msg, "scan")
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.close(db, e) })
+	requireOK(t, code, msg, "close")
+
+	sch := libc.calloc(1, unsafe.Sizeof(cSchema{}))
+	defer libc.free(sch)
+	rc, _, _ := purego.SyscallN(at[cStream](s).getSchema, s, sch)
+	require.Zero(t, rc)
+	assert.Equal(t, int64(4), at[cSchema](sch).nChildren)
+	releaseSchema(sch)
+
+	r, err := readStream(s)
+	var se *streamError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 125, se.errno, "ECANCELED")
+	assert.Contains(t, se.msg, "closed")
+	assert.Equal(t, []string{"device", "time", "k", "s"}, r.names)
 }
