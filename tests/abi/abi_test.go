@@ -394,6 +394,77 @@ func TestDanglingZeroLengthBuffersImport(t *testing.T) {
 	})
 }
 
+// viewCol builds a string_view ("vu") column: values up to 12 bytes
+// inline, longer ones in one data buffer.
+func viewCol(name string, v []string) column {
+	views := make([]byte, 16*len(v))
+	var data []byte
+	for i, s := range v {
+		w := views[16*i:]
+		binary.LittleEndian.PutUint32(w, uint32(len(s)))
+		if len(s) <= 12 {
+			copy(w[4:], s)
+			continue
+		}
+		copy(w[4:8], s)
+		binary.LittleEndian.PutUint32(w[8:], 0) // buffer 0
+		binary.LittleEndian.PutUint32(w[12:], uint32(len(data)))
+		data = append(data, s...)
+	}
+	sizes := make([]byte, 8)
+	binary.LittleEndian.PutUint64(sizes, uint64(len(data)))
+	return column{name: name, format: "vu", flags: flagNullable, length: int64(len(v)),
+		bufs: []any{[]byte(nil), views, data, sizes}}
+}
+
+// TestOtherLayoutsImport covers the layouts besides the common ones:
+// large strings, string views, fixed-size binary, unsigned and date64.
+func TestOtherLayoutsImport(t *testing.T) {
+	db := openDB(t, "", `{"auto_create": true}`)
+	long := "a value longer than twelve bytes"
+	large := column{name: "large", format: "U", length: 2,
+		bufs: []any{[]byte(nil), le64(0, 2, 5), []byte("hiyou")}}
+	fixed := column{name: "fixed", format: "w:2", length: 2, bufs: []any{[]byte(nil), []byte("abcd")}}
+	unsigned := column{name: "u64", format: "L", length: 2, bufs: []any{[]byte(nil), le64(1, 1<<62)}}
+	date64 := column{name: "d64", format: "tdm", length: 2, bufs: []any{[]byte(nil), le64(86_400_000, 0)}}
+	b := exportBatch(t, 2, timeCol(1, 2), large, viewCol("view", []string{"short", long}), fixed, unsigned, date64)
+	code, msg := insert(t, db, "L", "", b)
+	requireOK(t, code, msg, "insert")
+	r := scanResult(t, db, `{"type": "L"}`)
+	assert.Equal(t, []string{"u", "u", "z", "l", "tdD"}, r.formats[2:])
+	assert.Equal(t, [][]any{
+		{"", int64(1), "hi", "short", []byte("ab"), int64(1), int32(1)},
+		{"", int64(2), "you", long, []byte("cd"), int64(1 << 62), int32(0)},
+	}, r.rows)
+
+	for _, c := range []struct {
+		name   string
+		mutate func(views []byte)
+		msg    string
+	}{
+		{"view past its data buffer", func(v []byte) { binary.LittleEndian.PutUint32(v[16+12:], 30) }, "outside the data buffers"},
+		{"view of a missing buffer", func(v []byte) { binary.LittleEndian.PutUint32(v[16+8:], 3) }, "outside the data buffers"},
+		{"negative view length", func(v []byte) { binary.LittleEndian.PutUint32(v, 0xffffffff) }, "negative length"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := exportBatch(t, 2, timeCol(1, 2), viewCol("view", []string{"short", long}))
+			c.mutate(unsafe.Slice(at[byte](words(b.colArray(1).buffers, 4)[1]), 32))
+			code, msg := insert(t, db, "L", "bad", b)
+			assert.Equal(t, codeInvalidArgument, code, msg)
+			assert.Contains(t, msg, c.msg)
+			assertReleasedOnce(t, b)
+		})
+	}
+}
+
+func le64(v ...int64) []byte {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+	}
+	return b
+}
+
 // badCase is one malformed insert: mutate breaks a good batch (or build
 // makes a bad one); the insert must fail with code and a message holding
 // msg, release what it must, and change nothing.
