@@ -52,7 +52,9 @@ def make_table(rows: int) -> pa.Table:
 
 
 def best_of(repeat: int, setup: Callable[[int], object], run: Callable[[object], None]) -> list[float]:
-    """Times of `run(setup(i))` for i in range(repeat); setup is not timed."""
+    """Times of `run(setup(i))` for i in range(repeat), after one untimed
+    warm-up run (heap growth, page faults); setup is not timed."""
+    run(setup(-1))
     times = []
     for i in range(repeat):
         state = setup(i)
