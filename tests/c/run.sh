@@ -10,6 +10,12 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+for tool in gcc valgrind; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "tests/c: $tool is missing (Debian: apt-get install -y $tool)" >&2
+		exit 1
+	fi
+done
 libdir="$(cd "${1:?usage: tests/c/run.sh LIBDIR}" && pwd)"
 bin="$(mktemp -d)/smoke"
 trap 'rm -rf "$(dirname "$bin")"' EXIT
