@@ -39,7 +39,8 @@ from ._errors import (
     PerformanceWarning,
     StorageError,
 )
-from ._lib import library_path, version as library_version
+from ._lib import library_path
+from ._lib import version as library_version
 from ._result import Result
 from ._version import __version__
 

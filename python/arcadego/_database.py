@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import ctypes
 import json
 import os
@@ -11,8 +12,15 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
+import numpy as np
+
 from . import _cdata, _export, _lib, _optional
-from ._errors import ClosedError, InvalidArgumentError, NotFoundError, PerformanceWarning
+from ._errors import (
+    ClosedError,
+    InvalidArgumentError,
+    NotFoundError,
+    PerformanceWarning,
+)
 from ._result import Result
 
 __all__ = ["connect", "Database", "Transaction", "quote_name", "PathLike"]
@@ -411,7 +419,7 @@ class Database(_Schema):
     def _hints(self, type_name: str, data: Mapping[str, Any]) -> dict[str, str]:
         """Arrow formats of existing properties, for list columns whose type
         the values alone cannot tell (all None, ints for a DOUBLE, ...)."""
-        if all(isinstance(v, _export.np.ndarray) for v in data.values()):
+        if all(isinstance(v, np.ndarray) for v in data.values()):
             return {}
         try:
             props = self.describe(type_name).get("properties") or []
@@ -450,7 +458,7 @@ class Database(_Schema):
         for key, value in (("start", start), ("end", end), ("batch_rows", batch_rows)):
             if value is not None:
                 if isinstance(value, bool) or not isinstance(value, int):
-                    raise InvalidArgumentError(f"{key} must be an int, got {type_name_of(value)}")
+                    raise InvalidArgumentError(f"{key} must be an int, got {builtins.type(value).__name__}")
                 request[key] = value
         return Result(self, request)
 
@@ -478,10 +486,6 @@ class Database(_Schema):
     def types(self) -> list[str]:
         """The names of every type."""
         return [t["name"] for t in self.describe().get("types") or []]
-
-
-def type_name_of(value: Any) -> str:
-    return type(value).__name__
 
 
 def _check_str(value: Any, what: str) -> str:

@@ -26,7 +26,13 @@ from ._cdata import (
     StreamRelease,
     call_release,
 )
-from ._errors import CanceledError, Error, InternalError, InvalidArgumentError, StorageError
+from ._errors import (
+    CanceledError,
+    Error,
+    InternalError,
+    InvalidArgumentError,
+    StorageError,
+)
 
 __all__ = ["read_stream", "Field"]
 
