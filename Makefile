@@ -1,0 +1,78 @@
+# arcadego: `make demo` runs the demo, `make test` runs every test.
+# Every tool this file needs is installed by the repo's own scripts
+# (build/pyenv.sh for Python packages; Go modules come from the proxy).
+
+SHELL := /bin/bash
+GO ?= go
+PYTHON ?= python3
+OUT := build/out
+LIB := $(OUT)/libarcadego.so
+LIB_CGOCHECK := build/out-cgocheck2/libarcadego.so
+VENV := .venv
+VENV_NOARROW := .venv-noarrow
+CRASH_TRIALS ?= 50
+
+.PHONY: all deps lib lib-cgocheck2 test test-go test-race test-abi test-c test-python crash bench bench-go bench-python demo venv clean
+
+all: lib
+
+deps:
+	build/deps.sh
+
+lib: deps
+	build/lib.sh $(OUT)
+
+# The same library built with cgocheck2, which aborts on any Go pointer
+# stored into C memory; the ABI tests run against both.
+lib-cgocheck2: deps
+	GOEXPERIMENT=cgocheck2 build/lib.sh build/out-cgocheck2
+
+test: deps test-go test-race test-abi test-c test-python
+	@echo "make test: all suites passed"
+
+# The core is cgo-free: vet and test it with cgo off.
+test-go:
+	CGO_ENABLED=0 $(GO) vet ./core/... ./arrowbridge/... ./tests/...
+	$(GO) vet ./capi/
+	CGO_ENABLED=0 ARCADEGO_CRASH_TRIALS=$(CRASH_TRIALS) $(GO) test -count=1 ./core/... ./arrowbridge/...
+
+test-race:
+	ARCADEGO_CRASH_TRIALS=10 $(GO) test -race -count=1 ./core/... ./arrowbridge/...
+
+test-abi: lib lib-cgocheck2
+	CGO_ENABLED=0 ARCADEGO_LIB=$(CURDIR)/$(LIB) $(GO) test -count=1 ./tests/abi/
+	CGO_ENABLED=0 ARCADEGO_LIB=$(CURDIR)/$(LIB_CGOCHECK) $(GO) test -count=1 ./tests/abi/
+
+test-c: lib
+	tests/c/run.sh $(OUT)
+
+venv:
+	build/pyenv.sh $(VENV)
+
+test-python: venv
+	$(VENV)/bin/python -m pytest -q tests/python
+	build/pyenv.sh $(VENV_NOARROW) --no-pyarrow
+	$(VENV_NOARROW)/bin/python -m pytest -q tests/python/test_no_pyarrow.py
+
+# More crash trials than `make test` runs.
+crash:
+	CGO_ENABLED=0 ARCADEGO_CRASH_TRIALS=500 $(GO) test -count=1 -run Crash -v ./core/engine/ | tail -3
+
+bench: bench-go bench-python
+
+bench-go:
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 20x ./core/memtable/ ./core/schema/ ./arrowbridge/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'InsertExpansion|SchemaBatch' -benchtime 10x ./core/engine/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench QueryDuringExpansion -benchtime 2000x ./core/engine/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 200x ./core/wal/
+	$(MAKE) lib
+	CGO_ENABLED=0 ARCADEGO_LIB=$(CURDIR)/$(LIB) $(GO) test -run '^$$' -bench Insert -benchtime 20x ./tests/abi/
+
+bench-python: venv
+	$(VENV)/bin/python tests/bench/bench_ingest.py
+
+demo: venv
+	$(VENV)/bin/python python/examples/demo.py
+
+clean:
+	rm -rf build/out build/out-cgocheck2 $(VENV) $(VENV_NOARROW) dist
