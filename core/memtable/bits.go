@@ -13,6 +13,28 @@ func wordsFor(bits int) int { return (bits + 63) >> 6 }
 // bitAt reports bit i of an LSB-first byte bitmap.
 func bitAt(b []byte, i int) bool { return b[i>>3]>>(i&7)&1 != 0 }
 
+// anyBit reports whether any of bits [from, from+n) of b is set.
+func anyBit(b []byte, from, n int) bool {
+	end := from + n
+	for from < end && from&7 != 0 {
+		if bitAt(b, from) {
+			return true
+		}
+		from++
+	}
+	for ; from+8 <= end; from += 8 {
+		if b[from>>3] != 0 {
+			return true
+		}
+	}
+	for ; from < end; from++ {
+		if bitAt(b, from) {
+			return true
+		}
+	}
+	return false
+}
+
 // loadBit reports bit i of a word bitmap, loading the word atomically.
 func loadBit(w []uint64, i int) bool { return atomic.LoadUint64(&w[i>>6])>>(i&63)&1 != 0 }
 

@@ -215,6 +215,12 @@ func filled(rb *rowBlock, p, blockRows int) (bool, int) {
 // (rows <= maxRows, the rows left in the row block) and data data bytes
 // (String and Binary).
 func (w *writer) newBlock(typ schema.PropertyType, rows, data, maxRows int, withValid bool) blk {
+	if wd := tablet.Width(typ); wd > 0 && !withValid { // the usual block, first
+		capLog := log2Ceil(rows)
+		vals := w.bytes.take(fixedRows(capLog, maxRows)*wd, w.left)
+		w.delta += int64(len(vals))
+		return blk{vals: vals, capLog: capLog}
+	}
 	var b blk
 	var e blockExt
 	switch {
