@@ -3,6 +3,9 @@ package abi_test
 import (
 	"fmt"
 	"testing"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // BenchmarkInsert measures arcadego_insert of one batch through the C ABI:
@@ -50,4 +53,95 @@ func seq(n int) []int64 {
 		v[i] = int64(i)
 	}
 	return v
+}
+
+// wideBatch exports one row of cols int64 properties c0..c{cols-1} at time t.
+func wideBatch(b *testing.B, cols int, t int64) *batch {
+	cs := make([]column, 0, cols+1)
+	cs = append(cs, int64Col("time", []int64{t}, nil))
+	for c := 0; c < cols; c++ {
+		cs = append(cs, int64Col(fmt.Sprintf("c%d", c), []int64{int64(c)}, nil))
+	}
+	return exportBatch(b, 1, cs...)
+}
+
+// BenchmarkWideInsert measures arcadego_insert of a 1-row batch of many
+// int64 columns whose properties exist (created by an untimed first insert),
+// each time for a new device, into a memory database.
+func BenchmarkWideInsert(b *testing.B) {
+	for _, cols := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("cols=%d", cols), func(b *testing.B) {
+			db := openDB(b, "", `{"auto_create": true}`)
+			batch := wideBatch(b, cols, 1)
+			rearm := func() {
+				batch.schema().release = callbacks.childSchema // marks released, frees nothing
+				batch.array().release = callbacks.childArray
+			}
+			rearm()
+			code, msg := insert(b, db, "W", "first", batch)
+			if code != codeOK {
+				b.Fatal(msg)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rearm()
+				if code, msg := insert(b, db, "W", fmt.Sprintf("d%d", i), batch); code != codeOK {
+					b.Fatal(msg)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkWideScan measures a scan of one device holding one row of many
+// int64 columns: arcadego_scan, get_schema, get_next (the row, then the
+// end), releasing everything.
+func BenchmarkWideScan(b *testing.B) {
+	for _, cols := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("cols=%d", cols), func(b *testing.B) {
+			db := openDB(b, "", `{"auto_create": true}`)
+			code, msg := insert(b, db, "W", "d", wideBatch(b, cols, 1))
+			if code != codeOK {
+				b.Fatal(msg)
+			}
+			stream := libc.calloc(1, unsafe.Sizeof(cStream{}))
+			sch := libc.calloc(1, unsafe.Sizeof(cSchema{}))
+			arr := libc.calloc(1, unsafe.Sizeof(cArray{}))
+			b.Cleanup(func() { libc.free(stream); libc.free(sch); libc.free(arr) })
+			req := cstr(`{"type": "W", "devices": ["d"]}`)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var e uintptr
+				if code := lib.scan(db, req, stream, &e); code != codeOK {
+					b.Fatal(goString(e))
+				}
+				s := at[cStream](stream)
+				if rc, _, _ := purego.SyscallN(s.getSchema, stream, sch); rc != 0 {
+					b.Fatal("get_schema failed")
+				}
+				releaseSchema(sch)
+				rows := int64(0)
+				for {
+					if rc, _, _ := purego.SyscallN(s.getNext, stream, arr); rc != 0 {
+						b.Fatal("get_next failed")
+					}
+					a := at[cArray](arr)
+					if a.release == 0 {
+						break
+					}
+					if a.nChildren != int64(cols+2) {
+						b.Fatalf("%d columns, want %d", a.nChildren, cols+2)
+					}
+					rows += a.length
+					purego.SyscallN(a.release, arr)
+				}
+				purego.SyscallN(s.release, stream)
+				if rows != 1 {
+					b.Fatalf("%d rows, want 1", rows)
+				}
+			}
+		})
+	}
 }
