@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -272,6 +273,9 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 		}, errs.ErrInvalidArgument, "s"},
 		{"negative offset", func() error {
 			return db.Insert("A", "", &tablet.Tablet{Times: []int64{1}, Columns: []tablet.Column{{Name: "k", Type: schema.Int64, Offset: -1, Values: make([]byte, 8)}}})
+		}, errs.ErrInvalidArgument, "k"},
+		{"offset past any buffer", func() error {
+			return db.Insert("A", "", &tablet.Tablet{Times: []int64{1}, Columns: []tablet.Column{{Name: "k", Type: schema.Int64, Offset: math.MaxInt, Values: make([]byte, 8)}}})
 		}, errs.ErrInvalidArgument, "k"},
 		{"nil tablet", func() error { return db.Insert("A", "", nil) }, errs.ErrInvalidArgument, "A"},
 		{"DDL on a dropped type", func() error { return db.Exec("CREATE PROPERTY Gone.k INT64") }, errs.ErrNotFound, "Gone"},

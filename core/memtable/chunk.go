@@ -429,6 +429,9 @@ func checkColumn(col *tablet.Column, n int) error {
 	if col.Offset < 0 {
 		return fmt.Errorf("negative offset %d: %w", col.Offset, errs.ErrInvalidArgument)
 	}
+	if col.Offset > tablet.MaxOffset-n {
+		return fmt.Errorf("offset %d is past any buffer: %w", col.Offset, errs.ErrInvalidArgument)
+	}
 	if n == 0 {
 		return nil
 	}

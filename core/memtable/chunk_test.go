@@ -54,6 +54,9 @@ func TestWriteRejectsBadInputAndLeavesNoTrace(t *testing.T) {
 		{"values short", tab(seq(10, 1), i64("n", int64(1)), short), ids(7, 1), `"a"`},
 		{"offsets out of order", tab(seq(10, 2), i64("n", int64(1), int64(2)), badOffsets), ids(7, 20), `"s"`},
 		{"unknown type", tab(seq(10, 1), i64("n", int64(1)), tablet.Column{Name: "z", Type: 42, Values: make([]byte, 8)}), ids(7, 21), `"z"`},
+		// (Offset+rows)*width must not wrap around and pass the size check.
+		{"huge offset", tab(seq(10, 1), i64("n", int64(1)), tablet.Column{Name: "h", Type: schema.Int64, Offset: math.MaxInt, Values: make([]byte, 8)}), ids(7, 22), `"h"`},
+		{"huge offset, strings", tab(seq(10, 1), i64("n", int64(1)), tablet.Column{Name: "h", Type: schema.String, Offset: math.MaxInt, Offsets: []int32{0, 1}, Data: []byte("a")}), ids(7, 22), `"h"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

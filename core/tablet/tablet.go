@@ -38,6 +38,10 @@ type Column struct {
 	Validity []byte
 }
 
+// MaxOffset bounds Column.Offset+rows, so that buffer sizes computed from
+// them (times 8 bytes, plus one offset) cannot overflow an int.
+const MaxOffset = math.MaxInt/8 - 1
+
 // Tablet is an aligned tablet: rows keyed by time, columns by name.
 type Tablet struct {
 	Times   []int64
@@ -96,6 +100,10 @@ func (t *Tablet) Validate() error {
 func (c *Column) validate(n int) error {
 	if c.Offset < 0 {
 		return fmt.Errorf("negative offset %d: %w", c.Offset, errs.ErrInvalidArgument)
+	}
+	if c.Offset > MaxOffset-n {
+		// Larger, (Offset+n)*width wraps around and passes the checks below.
+		return fmt.Errorf("offset %d is past any buffer: %w", c.Offset, errs.ErrInvalidArgument)
 	}
 	end := c.Offset + n
 	if c.Validity != nil && len(c.Validity)*8 < end {

@@ -1,6 +1,7 @@
 package tablet
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -101,6 +102,11 @@ func TestValidateNamesTheOffendingColumn(t *testing.T) {
 		{"empty name", Tablet{Times: []int64{1}, Columns: []Column{Int64s("", []int64{1}, nil)}}, "column 0"},
 		{"unknown type", Tablet{Times: []int64{1}, Columns: []Column{{Name: "x", Type: 99}}}, `"x"`},
 		{"negative offset", Tablet{Times: []int64{1}, Columns: []Column{{Name: "x", Type: schema.Int64, Offset: -2, Values: make([]byte, 8)}}}, "negative"},
+		// Offset+rows times the value width must not wrap around and pass.
+		{"huge offset", Tablet{Times: []int64{1}, Columns: []Column{{Name: "x", Type: schema.Int64, Offset: math.MaxInt, Values: make([]byte, 8)}}}, `"x"`},
+		{"huge offset, width 4", Tablet{Times: []int64{1, 2}, Columns: []Column{{Name: "x", Type: schema.Int32, Offset: math.MaxInt/4 + 1, Values: make([]byte, 8)}}}, `"x"`},
+		{"huge offset, bits", Tablet{Times: []int64{1}, Columns: []Column{{Name: "x", Type: schema.Boolean, Offset: math.MaxInt / 8 * 7, Values: make([]byte, 1)}}}, `"x"`},
+		{"huge offset, strings", Tablet{Times: []int64{1}, Columns: []Column{{Name: "x", Type: schema.String, Offset: math.MaxInt, Offsets: []int32{0, 1}, Data: []byte("a")}}}, `"x"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
