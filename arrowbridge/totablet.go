@@ -528,7 +528,12 @@ func gatherDict[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint6
 				if bits != nil {
 					bits[i>>3] |= 1 << (i & 7)
 				}
-				b := dict.Bytes(j)
+				// Arrow checked only the dictionary's first and last offsets.
+				lo, hi := dict.Offsets[dict.Offset+j], dict.Offsets[dict.Offset+j+1]
+				if lo < 0 || hi < lo || int(hi) > len(dict.Data) {
+					return fmt.Errorf("dictionary value %d has offsets %d..%d outside %d data bytes: %w", j, lo, hi, len(dict.Data), errs.ErrInvalidArgument)
+				}
+				b := dict.Data[lo:hi]
 				if len(data)+len(b) > math.MaxInt32 {
 					return fmt.Errorf("decoded values exceed the %d-byte limit of a column: %w", math.MaxInt32, errs.ErrInvalidArgument)
 				}

@@ -346,6 +346,12 @@ func TestToTabletErrors(t *testing.T) {
 			dictOf(arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String),
 			fromJSON(t, arrow.PrimitiveTypes.Int32, `[-1]`), fromJSON(t, arrow.BinaryTypes.String, `["x"]`))}}, "",
 			[]string{`column "d"`, "dictionary index -1 at row 0"}},
+		// Arrow checks only a utf8 array's first and last offsets; the
+		// values the indices pick must be checked before they are sliced.
+		{"dictionary_offsets_out_of_order", []col{{"time", i64(`[1]`)}, {"d", array.NewDictionaryArray(
+			dictOf(arrow.PrimitiveTypes.Int8, arrow.BinaryTypes.String),
+			fromJSON(t, arrow.PrimitiveTypes.Int8, `[1]`), stringsWithOffsets([]int32{0, 5, 1, 2}, "abcde"))}}, "",
+			[]string{`column "d"`, "dictionary", "value 1", "offsets 5..1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -360,6 +366,15 @@ func TestToTabletErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stringsWithOffsets builds a utf8 array over data with the given offsets,
+// which Arrow checks only at the ends.
+func stringsWithOffsets(offsets []int32, data string) arrow.Array {
+	bufs := []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes([]byte(data))}
+	d := array.NewData(arrow.BinaryTypes.String, len(offsets)-1, bufs, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 func uint64Array(t testing.TB, v []uint64, valid []bool) arrow.Array {
