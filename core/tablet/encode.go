@@ -68,8 +68,11 @@ func Decode(buf []byte, pos int) (*Tablet, int, error) {
 	d := decoder{buf: buf, pos: pos}
 	n := d.uvarint()
 	ncols := d.uvarint()
-	if d.err == nil && (n > uint64(len(buf)) || ncols > uint64(len(buf))) {
-		d.fail("row or column count %d/%d exceeds record size", n, ncols)
+	// A row takes 8 bytes of times, a column at least 4 (name length, a
+	// one-byte name, type, flags): a count the bytes left cannot hold is
+	// corrupt, refused before allocating for it.
+	if left := uint64(len(buf) - d.pos); d.err == nil && (n > left/8 || ncols > left/4) {
+		d.fail("row count %d or column count %d exceeds the %d bytes left", n, ncols, left)
 	}
 	t := &Tablet{TimeUnit: d.string(), TimeZone: d.string()}
 	rows := int(n)

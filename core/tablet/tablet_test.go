@@ -1,7 +1,9 @@
 package tablet
 
 import (
+	"encoding/binary"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -125,4 +127,22 @@ func TestDecodeRejectsTruncatedInput(t *testing.T) {
 		require.Error(t, err, "cut at %d", cut)
 		assert.ErrorIs(t, err, errs.ErrCorrupt)
 	}
+}
+
+// TestDecodeBoundsCountsByTheBytesLeft: a column count that the rest of
+// the buffer cannot hold (a column takes at least 4 bytes) is refused
+// before the column headers are allocated, so a corrupt count cannot turn
+// a record into 32 times its size in memory.
+func TestDecodeBoundsCountsByTheBytesLeft(t *testing.T) {
+	buf := make([]byte, 64<<10)
+	hdr := binary.AppendUvarint(binary.AppendUvarint(nil, 0), uint64(len(buf)-8))
+	copy(buf, hdr)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err := Decode(buf, 0)
+	runtime.ReadMemStats(&after)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, errs.ErrCorrupt)
+	assert.Contains(t, err.Error(), "column count")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(len(buf)), "bytes allocated to refuse the count")
 }
