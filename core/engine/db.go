@@ -30,7 +30,7 @@ type DB struct {
 	path string
 	opts Options
 	lock *os.File // holds the flock; nil in memory
-	log  *wal.Log // nil in memory
+	log  *wal.Log // nil in memory; never changes after Open
 	mem  *memtable.Memtable
 
 	// catalog is the published catalog: every commit it includes is durable
@@ -146,10 +146,13 @@ func (db *DB) Close() error {
 	db.inflight.Wait()
 	var err error
 	if db.log != nil {
+		// db.log stays set: LogStats may read it concurrently, and a
+		// closed log still answers Stats.
 		err = db.log.Close()
-		db.log = nil
 	}
-	db.release()
+	if db.lock != nil {
+		_ = db.lock.Close() // closing the descriptor drops the flock
+	}
 	return err
 }
 
