@@ -152,44 +152,64 @@ type schemaWalk struct {
 	nodes, slots int64
 }
 
-// visit checks the node at addr (>= minAddr). where names it in errors.
-func (w *schemaWalk) visit(addr uintptr, depth int, where func() string) error {
+// place names a node of a schema tree in errors, built only then (a
+// closure per node would cost an allocation per column of a wide batch).
+type place struct {
+	parent *place  // nil: the root
+	addr   uintptr // the node
+	index  int     // index among the parent's children; -1: its dictionary
+}
+
+func (p *place) String() string {
+	switch {
+	case p.parent == nil:
+		return "schema"
+	case p.index < 0:
+		return p.parent.String() + ", dictionary"
+	case p.parent.parent == nil:
+		return columnName(p.parent.addr, p.index)
+	}
+	return fmt.Sprintf("%s, child %d", p.parent.String(), p.index)
+}
+
+// visit checks the node (its address >= minAddr) at depth depth.
+func (w *schemaWalk) visit(node *place, depth int) error {
 	if depth > maxDepth {
-		return fmt.Errorf("%s: schema nests deeper than %d levels: %w", where(), maxDepth, errInvalid)
+		return fmt.Errorf("%s: schema nests deeper than %d levels: %w", node.String(), maxDepth, errInvalid)
 	}
 	if w.nodes++; w.nodes > maxNodes {
 		return fmt.Errorf("schema has more than %d nodes: %w", maxNodes, errInvalid)
 	}
-	s := at[rawSchema](addr)
+	s := at[rawSchema](node.addr)
 	switch {
 	case s.format == 0:
-		return fmt.Errorf("%s: format is NULL: %w", where(), errInvalid)
+		return fmt.Errorf("%s: format is NULL: %w", node.String(), errInvalid)
 	case s.format < minAddr:
-		return fmt.Errorf("%s: format pointer %#x is not valid: %w", where(), s.format, errInvalid)
+		return fmt.Errorf("%s: format pointer %#x is not valid: %w", node.String(), s.format, errInvalid)
 	case s.name != 0 && s.name < minAddr:
-		return fmt.Errorf("%s: name pointer %#x is not valid: %w", where(), s.name, errInvalid)
+		return fmt.Errorf("%s: name pointer %#x is not valid: %w", node.String(), s.name, errInvalid)
 	case s.nChildren < 0 || s.nChildren > maxNodes:
-		return fmt.Errorf("%s: n_children %d is out of range: %w", where(), s.nChildren, errInvalid)
+		return fmt.Errorf("%s: n_children %d is out of range: %w", node.String(), s.nChildren, errInvalid)
 	case s.nChildren > 0 && s.children < minAddr:
-		return fmt.Errorf("%s: %d children but children pointer %#x: %w", where(), s.nChildren, s.children, errInvalid)
+		return fmt.Errorf("%s: %d children but children pointer %#x: %w", node.String(), s.nChildren, s.children, errInvalid)
 	case s.dictionary != 0 && s.dictionary < minAddr:
-		return fmt.Errorf("%s: dictionary pointer %#x is not valid: %w", where(), s.dictionary, errInvalid)
+		return fmt.Errorf("%s: dictionary pointer %#x is not valid: %w", node.String(), s.dictionary, errInvalid)
 	}
 	w.slots += s.nChildren
-	for i, c := range words(s.children, s.nChildren) {
-		sub := func() string { return fmt.Sprintf("%s, child %d", where(), i) }
-		if depth == 0 {
-			sub = func() string { return columnName(addr, i) }
-		}
-		if c < minAddr {
-			return fmt.Errorf("%s: schema pointer %#x is not valid: %w", sub(), c, errInvalid)
-		}
-		if err := w.visit(c, depth+1, sub); err != nil {
-			return err
+	if s.nChildren > 0 {
+		sub := &place{parent: node} // one for all children: a place is used only while visited
+		for i, c := range words(s.children, s.nChildren) {
+			sub.addr, sub.index = c, i
+			if c < minAddr {
+				return fmt.Errorf("%s: schema pointer %#x is not valid: %w", sub.String(), c, errInvalid)
+			}
+			if err := w.visit(sub, depth+1); err != nil {
+				return err
+			}
 		}
 	}
 	if s.dictionary != 0 {
-		return w.visit(s.dictionary, depth+1, func() string { return where() + ", dictionary" })
+		return w.visit(&place{parent: node, addr: s.dictionary, index: -1}, depth+1)
 	}
 	return nil
 }
@@ -232,25 +252,31 @@ func copySchema(ar *arena, src uintptr) uintptr {
 	return dst
 }
 
-// importSchema checks the record schema cs (a struct, "+s"), imports it and
-// releases cs, on every path.
-func importSchema(cs *C.struct_ArrowSchema) (*arrow.Schema, error) {
+// checkSchema checks the caller's record schema cs (a struct, "+s") and
+// its whole tree, which it neither imports nor releases. The walk counts
+// what importSchema needs.
+func checkSchema(cs *C.struct_ArrowSchema) (schemaWalk, error) {
+	var w schemaWalk
 	if cs == nil {
-		return nil, fmt.Errorf("schema: ArrowSchema is NULL: %w", errInvalid)
+		return w, fmt.Errorf("schema: ArrowSchema is NULL: %w", errInvalid)
 	}
-	defer C.ag_release_schema(cs)
 	addr := uintptr(unsafe.Pointer(cs))
 	root := at[rawSchema](addr)
 	if root.release == 0 {
-		return nil, fmt.Errorf("schema: ArrowSchema is already released: %w", errInvalid)
+		return w, fmt.Errorf("schema: ArrowSchema is already released: %w", errInvalid)
 	}
-	var w schemaWalk
-	if err := w.visit(addr, 0, func() string { return "schema" }); err != nil {
-		return nil, err
+	if err := w.visit(&place{addr: addr}, 0); err != nil {
+		return w, err
 	}
 	if f := cString(root.format); f != "+s" {
-		return nil, fmt.Errorf("schema: format %q is not a struct (\"+s\"): a batch is a struct array of columns: %w", f, errInvalid)
+		return w, fmt.Errorf("schema: format %q is not a struct (\"+s\"): a batch is a struct array of columns: %w", f, errInvalid)
 	}
+	return w, nil
+}
+
+// importSchema imports the record schema at addr, checked by checkSchema
+// (walk w), through a shadow copy. The caller releases the original.
+func importSchema(addr uintptr, w schemaWalk) (*arrow.Schema, error) {
 	ar, err := newArena(uintptr(w.nodes)*sizeofRawSchema + uintptr(w.slots)*sizeofWord)
 	if err != nil {
 		return nil, err
@@ -441,21 +467,12 @@ func (p *arrayPlan) node(dt arrow.DataType, addr uintptr, what string) (int, err
 		}
 		bufs[0], a.nullCount = 0, 0
 	}
-	// fix replaces a NULL or dangling pointer to need bytes: NULL when
-	// nothing is read, the zero block for the few bytes an empty array
-	// still has (the one offset of a zero-length string array).
 	fix := func(i int, need int64) error {
-		if bufs[i] >= minAddr {
-			return nil
-		}
-		switch {
-		case need == 0:
-			bufs[i] = 0
-		case a.length == 0 && need <= C.AG_ZEROS:
-			bufs[i] = zerosAddr
-		default:
+		b, ok := bufferAt(bufs[i], need, a.length)
+		if !ok {
 			return fmt.Errorf("%s: buffer %d is %#x but must hold %d bytes: %w", what, i, bufs[i], need, errInvalid)
 		}
+		bufs[i] = b
 		return nil
 	}
 
@@ -502,6 +519,23 @@ func (p *arrayPlan) node(dt arrow.DataType, addr uintptr, what string) (int, err
 		}
 	}
 	return idx, nil
+}
+
+// bufferAt returns where to read the need bytes of buffer pointer p of an
+// array of the given length: p itself when it is a real pointer; for NULL
+// or dangling pointers, NULL when nothing is read, or the zero block for
+// the few bytes an empty array still has (the one offset of a zero-length
+// string array). ok is false when p cannot stand for need bytes.
+func bufferAt(p uintptr, need, length int64) (addr uintptr, ok bool) {
+	switch {
+	case p >= minAddr:
+		return p, true
+	case need == 0:
+		return 0, true
+	case length == 0 && need <= C.AG_ZEROS:
+		return zerosAddr, true
+	}
+	return 0, false
 }
 
 // checkOffsets checks the offsets of one var-width array (length+1 of

@@ -19,7 +19,8 @@ import (
 )
 
 // batch is one imported record batch and its tablet, which borrows the
-// caller's buffers until release.
+// caller's buffers until release. rec and done are set when the batch took
+// the arrow path.
 type batch struct {
 	rec  arrow.Record
 	tab  *tablet.Tablet
@@ -37,14 +38,69 @@ func (b *batch) release() {
 	if b.done != nil {
 		b.done()
 	}
+	if b.rec == nil && b.tab != nil {
+		putColumns(b.tab.Columns) // a direct tablet's own slice
+		b.tab = nil
+	}
 	C.ag_release_array(b.arr)
 	if b.own {
 		C.free(unsafe.Pointer(b.arr))
 	}
 }
 
-// toBatch imports the array ca of schema sch and converts it to a tablet.
-// It takes ca: on error, ca is released (and freed when own).
+// input is the checked schema of an insert (one batch, or every batch of a
+// stream), which the caller keeps alive while the input is used and
+// releases afterwards.
+type input struct {
+	addr       uintptr    // the caller's ArrowSchema
+	walk       schemaWalk // what importSchema needs
+	timeColumn string
+	direct     *directSchema // nil: batches take the arrow path
+	sch        *arrow.Schema // the arrow path's schema, imported on first use
+}
+
+// newInput checks the caller's schema cs and plans its import.
+func newInput(cs *C.struct_ArrowSchema, timeColumn string) (*input, error) {
+	w, err := checkSchema(cs)
+	if err != nil {
+		return nil, err
+	}
+	in := &input{addr: uintptr(unsafe.Pointer(cs)), walk: w, timeColumn: timeColumn}
+	if in.direct = planDirect(in.addr, timeColumn); in.direct == nil {
+		// The arrow path imports the schema first, as it always did, so
+		// that its errors come in the same order.
+		if in.sch, err = importSchema(in.addr, w); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// batch imports the array ca and converts it to a tablet: directly when
+// the schema allows and the direct path accepts the array, else through
+// the arrow path (which reports the error for anything the direct path
+// refused). It takes ca: on error, ca is released (and freed when own).
+func (in *input) batch(ca *C.struct_ArrowArray, own bool) (*batch, error) {
+	if in.direct != nil {
+		if t := in.direct.tablet(uintptr(unsafe.Pointer(ca))); t != nil {
+			return &batch{tab: t, arr: ca, own: own}, nil
+		}
+	}
+	if in.sch == nil {
+		sch, err := importSchema(in.addr, in.walk)
+		if err != nil {
+			b := &batch{arr: ca, own: own}
+			b.release()
+			return nil, err
+		}
+		in.sch = sch
+	}
+	return toBatch(in.sch, ca, own, in.timeColumn)
+}
+
+// toBatch imports the array ca of schema sch through arrow/cdata and
+// converts it to a tablet with arrowbridge. It takes ca: on error, ca is
+// released (and freed when own).
 func toBatch(sch *arrow.Schema, ca *C.struct_ArrowArray, own bool, timeColumn string) (*batch, error) {
 	b := &batch{arr: ca, own: own}
 	rec, done, err := importRecord(sch, ca)
@@ -125,11 +181,12 @@ func importOne(cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, timeColumn str
 	if at[rawArray](uintptr(unsafe.Pointer(ca))).release == 0 {
 		return nil, fmt.Errorf("batch: ArrowArray is already released: %w", errInvalid)
 	}
-	sch, err := importSchema(cs)
+	defer C.ag_release_schema(cs)
+	in, err := newInput(cs, timeColumn)
 	if err != nil {
 		return nil, err
 	}
-	return toBatch(sch, ca, false, timeColumn)
+	return in.batch(ca, false)
 }
 
 // readStream reads the caller's stream batch by batch and hands each to fn,
@@ -153,11 +210,13 @@ func readStream(ctx context.Context, cs *C.struct_ArrowArrayStream, timeColumn s
 
 	schema := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
 	defer C.free(unsafe.Pointer(schema))
+	// Kept until the stream is read: a batch may need the arrow path's
+	// import of it.
+	defer C.ag_release_schema(schema)
 	if rc := C.ag_stream_get_schema(cs, schema); rc != 0 {
-		C.ag_release_schema(schema)
 		return streamError(cs, "get_schema", rc)
 	}
-	sch, err := importSchema(schema)
+	in, err := newInput(schema, timeColumn)
 	if err != nil {
 		return fmt.Errorf("stream: %w", err)
 	}
@@ -176,7 +235,7 @@ func readStream(ctx context.Context, cs *C.struct_ArrowArrayStream, timeColumn s
 			C.free(unsafe.Pointer(ca))
 			return nil
 		}
-		b, err := toBatch(sch, ca, true, timeColumn)
+		b, err := in.batch(ca, true)
 		if err != nil {
 			return fmt.Errorf("stream batch %d: %w", i, err)
 		}

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+
+	"github.com/arcadego/arcadego/arrowbridge"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// The direct import: a batch whose columns all have simple types becomes a
+// tablet.Tablet read straight from the caller's C buffers, without
+// arrow/cdata, arrow.Record and arrowbridge, whose costs are per column
+// (a C allocation and release per child, an arrow.Array, a schema index):
+// tens of milliseconds for a batch of 10,000 columns.
+//
+// Simple types are those whose Arrow layout is the tablet's: bool, int32,
+// int64, float32, float64, date32, timestamp[ns] (any zone), utf8 and
+// binary, none dictionary-encoded; the time column is int64 or a timestamp
+// of any unit. Batches with any other column take the arrow path
+// (arrowin.go) whole.
+//
+// The direct path is an optimization that must not change any outcome: it
+// accepts a batch only if the arrow path would accept it and produce the
+// same tablet (same checks as arrayPlan, same null counts as cdata and
+// arrowbridge.ToTablet), and on anything it refuses it gives up and lets
+// the arrow path run from the start, which then reports the error in its
+// own words (or accepts what the direct path was unsure of).
+
+// directSchema is a record schema whose columns are all simple. It is
+// immutable once built, and shared (see lastPlan).
+type directSchema struct {
+	timeColumn string
+	names      []string
+	formats    []string
+	types      []schema.PropertyType // per column; unused at timeIdx
+	timeIdx    int
+	unit       string // Tablet.TimeUnit and TimeZone
+	zone       string
+}
+
+// lastPlan is the last direct plan made: batches of one schema usually
+// come in a row, and checking that a schema is the same one is much
+// cheaper than planning it (a map of the names, a string per name).
+var lastPlan atomic.Pointer[directSchema]
+
+// emptyOffsets are the offsets of a var-width column without rows (shared:
+// the engine never writes a tablet).
+var emptyOffsets = []int32{0}
+
+// cView returns the C string at addr (>= minAddr) without copying: valid
+// while the caller's struct is, and never kept.
+func cView(addr uintptr) string {
+	p := at[byte](addr)
+	n := 0
+	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
+		n++
+	}
+	return unsafe.String(p, n)
+}
+
+// simpleFormats are the simple property formats but timestamps.
+var simpleFormats = map[string]schema.PropertyType{
+	"b": schema.Boolean, "i": schema.Int32, "l": schema.Int64, "f": schema.Float,
+	"g": schema.Double, "tdD": schema.Date, "u": schema.String, "z": schema.Binary,
+}
+
+// simpleType returns the property type of a simple Arrow format.
+func simpleType(format string) (schema.PropertyType, bool) {
+	if pt, ok := simpleFormats[format]; ok {
+		return pt, true
+	}
+	if unit, _, ok := timestampFormat(format); ok && unit == "ns" {
+		return schema.Timestamp, true
+	}
+	return 0, false
+}
+
+// timestampFormat parses "ts" + unit letter + ":" + zone. A zone holding a
+// colon is left to cdata, which cuts it there.
+func timestampFormat(format string) (unit, zone string, ok bool) {
+	if len(format) < 4 || format[:2] != "ts" || format[3] != ':' || strings.IndexByte(format[4:], ':') >= 0 {
+		return "", "", false
+	}
+	switch format[2] {
+	case 's':
+		unit = "s"
+	case 'm':
+		unit = "ms"
+	case 'u':
+		unit = "us"
+	case 'n':
+		unit = "ns"
+	default:
+		return "", "", false
+	}
+	return unit, format[4:], true
+}
+
+// planDirect returns the direct plan of the record schema at addr (checked
+// by checkSchema), or nil when the batch must take the arrow path: a
+// column that is not simple, and every schema the arrow path refuses
+// (duplicate names, no time column, a time column of another type).
+func planDirect(addr uintptr, timeColumn string) *directSchema {
+	if timeColumn == "" {
+		timeColumn = arrowbridge.DefaultTimeColumn
+	}
+	if d := lastPlan.Load(); d != nil && d.sameAs(addr, timeColumn) {
+		return d
+	}
+	d := newPlan(addr, timeColumn)
+	if d != nil {
+		lastPlan.Store(d)
+	}
+	return d
+}
+
+// sameAs reports whether the schema at addr has d's columns, names and
+// formats, and so d's plan.
+func (d *directSchema) sameAs(addr uintptr, timeColumn string) bool {
+	root := at[rawSchema](addr)
+	if timeColumn != d.timeColumn || root.nChildren != int64(len(d.names)) {
+		return false
+	}
+	for i, c := range words(root.children, root.nChildren) {
+		s := at[rawSchema](c)
+		if s.nChildren != 0 || s.dictionary != 0 || cView(s.format) != d.formats[i] {
+			return false
+		}
+		if name := d.names[i]; s.name == 0 && name != "" || s.name != 0 && cView(s.name) != name {
+			return false
+		}
+	}
+	return true
+}
+
+func newPlan(addr uintptr, timeColumn string) *directSchema {
+	root := at[rawSchema](addr)
+	kids := words(root.children, root.nChildren)
+	d := &directSchema{
+		timeColumn: timeColumn,
+		names:      make([]string, len(kids)),
+		formats:    make([]string, len(kids)),
+		types:      make([]schema.PropertyType, len(kids)),
+		timeIdx:    -1,
+	}
+	seen := make(map[string]struct{}, len(kids))
+	for i, c := range kids {
+		s := at[rawSchema](c)
+		if s.nChildren != 0 || s.dictionary != 0 {
+			return nil
+		}
+		name := cString(s.name)
+		if _, dup := seen[name]; dup {
+			return nil
+		}
+		seen[name] = struct{}{}
+		d.names[i] = name
+		format := cView(s.format)
+		if name == timeColumn {
+			unit, zone, ok := "", "", format == "l"
+			if !ok {
+				if unit, zone, ok = timestampFormat(format); !ok {
+					return nil
+				}
+			}
+			d.timeIdx, d.unit, d.zone = i, unit, strings.Clone(zone)
+			d.formats[i] = strings.Clone(format)
+			continue
+		}
+		pt, ok := simpleType(format)
+		if !ok {
+			return nil
+		}
+		d.types[i] = pt
+		d.formats[i] = strings.Clone(format)
+	}
+	if d.timeIdx < 0 {
+		return nil
+	}
+	return d
+}
+
+// spareColumns keeps the column slice of a released direct tablet for the
+// next one: a wide tablet's slice is large (128 bytes a column), and a
+// fresh one costs page faults on every insert.
+var spareColumns atomic.Pointer[[]tablet.Column]
+
+// maxSpareColumns bounds the slice kept (8 MiB).
+const maxSpareColumns = 1 << 16
+
+func getColumns(n int) []tablet.Column {
+	if p := spareColumns.Swap(nil); p != nil && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]tablet.Column, n)
+}
+
+// putColumns offers the columns of a tablet nobody reads any more.
+func putColumns(cols []tablet.Column) {
+	if cap(cols) == 0 || cap(cols) > maxSpareColumns {
+		return
+	}
+	clear(cols) // drop the names and the pointers into C memory
+	cols = cols[:0]
+	spareColumns.Store(&cols)
+}
+
+// bytesAt returns the n bytes at addr (0 when n is 0) as a slice over C
+// memory.
+func bytesAt(addr uintptr, n int64) []byte {
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice(at[byte](addr), n)
+}
+
+// tablet reads the caller's struct array at addr as a tablet of d, borrowing
+// its buffers, or returns nil if the arrow path must decide. Every check of
+// arrayPlan.root and arrayPlan.node for these layouts is repeated here.
+func (d *directSchema) tablet(addr uintptr) *tablet.Tablet {
+	a := *at[rawArray](addr)
+	if _, err := counts(&a, ""); err != nil {
+		return nil
+	}
+	if a.nBuffers != 1 || a.nChildren != int64(len(d.names)) || (a.nChildren > 0 && a.children < minAddr) ||
+		a.nullCount > 0 || a.dictionary != 0 {
+		return nil
+	}
+	n := a.length
+	need := a.offset + n
+	t := &tablet.Tablet{TimeUnit: d.unit, TimeZone: d.zone}
+	if len(d.names) > 1 {
+		t.Columns = getColumns(len(d.names) - 1)
+	}
+	j := 0
+	for i, addr := range words(a.children, a.nChildren) {
+		if addr < minAddr {
+			return nil
+		}
+		c := *at[rawArray](addr)
+		if c.length < need {
+			return nil
+		}
+		if _, err := counts(&c, ""); err != nil || c.nChildren != 0 || c.dictionary != 0 {
+			return nil
+		}
+		pt := schema.Int64 // the time column's layout
+		if i != d.timeIdx {
+			pt = d.types[i]
+		}
+		want := int64(2)
+		if tablet.VarWidth(pt) {
+			want = 3
+		}
+		if c.nBuffers != want || c.buffers < minAddr {
+			return nil
+		}
+		bufs := words(c.buffers, want)
+		valid := bufs[0]
+		if valid < minAddr {
+			if c.nullCount > 0 {
+				return nil
+			}
+			valid, c.nullCount = 0, 0
+		}
+		end := c.offset + c.length
+		var values, data uintptr
+		var size int64 // bytes of data (var width)
+		var ok bool
+		switch {
+		case pt == schema.Boolean:
+			values, ok = bufferAt(bufs[1], (end+7)/8, c.length)
+		case tablet.VarWidth(pt):
+			if values, ok = bufferAt(bufs[1], 4*(end+1), c.length); ok {
+				var err error
+				if size, err = checkOffsets(unsafe.Slice(at[int32](values), end+1)[c.offset:], ""); err == nil {
+					data, ok = bufferAt(bufs[2], size, c.length)
+				} else {
+					ok = false
+				}
+			}
+		default:
+			values, ok = bufferAt(bufs[1], int64(tablet.Width(pt))*end, c.length)
+		}
+		if !ok {
+			return nil
+		}
+
+		// The rows of the batch are rows off..off+n of the column, as
+		// cdata slices a struct's children. Its null count is the child's
+		// when the slice is the whole child, else counted in the slice.
+		off := c.offset + a.offset
+		nulls := c.nullCount
+		if nulls != 0 && (nulls < 0 || a.offset != 0 || c.length != n) {
+			nulls = n - int64(bitutil.CountSetBits(bytesAt(valid, (end+7)/8), int(off), int(n)))
+		}
+
+		if i == d.timeIdx {
+			if nulls > 0 {
+				return nil
+			}
+			t.Times = []int64{}
+			if n > 0 {
+				t.Times = unsafe.Slice(at[int64](values), end)[off : off+n : off+n]
+			}
+			continue
+		}
+		col := &t.Columns[j]
+		j++
+		*col = tablet.Column{Name: d.names[i], Type: pt}
+		if n == 0 {
+			if tablet.VarWidth(pt) {
+				col.Offsets = emptyOffsets
+			}
+			continue
+		}
+		col.Offset = int(off)
+		if nulls > 0 {
+			col.Validity = bytesAt(valid, (end+7)/8)
+		}
+		switch {
+		case pt == schema.Boolean:
+			col.Values = bytesAt(values, (end+7)/8)
+		case tablet.VarWidth(pt):
+			col.Offsets = unsafe.Slice(at[int32](values), end+1)
+			col.Data = bytesAt(data, size)
+		default:
+			col.Values = bytesAt(values, int64(tablet.Width(pt))*end)
+		}
+	}
+	return t
+}
