@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"errors"
+	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/wal"
 )
 
@@ -29,4 +32,44 @@ func TestLogStatsDuringClose(t *testing.T) {
 	close(start)
 	require.NoError(t, db.Close())
 	wg.Wait()
+}
+
+// TestOpenMakesNewDirectoriesDurable: opening a new database fsyncs every
+// directory that gained an entry (wal/ in the database directory, the
+// database directory in its parent, and so on up to the first directory
+// that existed), except in sync mode off.
+func TestOpenMakesNewDirectoriesDurable(t *testing.T) {
+	root := t.TempDir()
+	var synced []string
+	saved := syncDir
+	syncDir = func(dir string) error { synced = append(synced, dir); return nil }
+	t.Cleanup(func() { syncDir = saved })
+
+	cases := []struct {
+		name string
+		path string
+		mode wal.SyncMode
+		want []string
+	}{
+		{"new nested", filepath.Join(root, "a", "b", "db"), wal.SyncFull,
+			[]string{filepath.Join(root, "a", "b", "db"), filepath.Join(root, "a", "b"), filepath.Join(root, "a"), root}},
+		{"reopen", filepath.Join(root, "a", "b", "db"), wal.SyncFull, []string{filepath.Join(root, "a", "b", "db")}},
+		{"new, normal", filepath.Join(root, "n"), wal.SyncNormal, []string{filepath.Join(root, "n"), root}},
+		{"new, off", filepath.Join(root, "o"), wal.SyncOff, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synced = nil
+			db, err := Open(c.path, Options{Sync: c.mode})
+			require.NoError(t, err)
+			require.NoError(t, db.Close())
+			assert.Equal(t, c.want, synced)
+		})
+	}
+
+	syncDir = func(dir string) error { return errors.New("disk on fire") }
+	_, err := Open(filepath.Join(root, "f"), Options{})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, errs.ErrIO)
+	assert.Contains(t, err.Error(), "disk on fire")
 }

@@ -79,7 +79,7 @@ func Open(path string, opts Options) (*DB, error) {
 
 func (db *DB) openDir() error {
 	logDir := filepath.Join(db.path, walDir)
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
+	if err := db.makeDirs(logDir); err != nil {
 		return fmt.Errorf("open %q: %v: %w", db.path, err, errs.ErrIO)
 	}
 	f, err := os.OpenFile(filepath.Join(db.path, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
@@ -98,6 +98,45 @@ func (db *DB) openDir() error {
 		return fmt.Errorf("open %q: %w", db.path, err)
 	}
 	return db.recover()
+}
+
+// syncDir fsyncs a directory; tests replace it to see which are synced.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// makeDirs creates logDir and its missing parents. Unless the sync mode is
+// off, it then fsyncs the directories holding the new entries, from the
+// database directory (which holds wal/) up to the first ancestor that
+// already existed: the log fsyncs only its own directory, and a new entry
+// not yet on disk would lose every commit under it in a machine crash.
+func (db *DB) makeDirs(logDir string) error {
+	top := filepath.Clean(db.path)
+	for {
+		if _, err := os.Stat(top); err == nil || filepath.Dir(top) == top {
+			break
+		}
+		top = filepath.Dir(top)
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	if db.opts.Sync == wal.SyncOff {
+		return nil
+	}
+	for d := filepath.Dir(logDir); ; d = filepath.Dir(d) {
+		if err := syncDir(d); err != nil {
+			return fmt.Errorf("fsync of directory %q: %w", d, err)
+		}
+		if d == top || filepath.Dir(d) == d {
+			return nil
+		}
+	}
 }
 
 // recover replays the log: every record is a commit that was appended, so
