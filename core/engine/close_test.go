@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/wal"
 )
 
@@ -72,4 +74,41 @@ func TestOpenMakesNewDirectoriesDurable(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, errs.ErrIO)
 	assert.Contains(t, err.Error(), "disk on fire")
+}
+
+// TestUnreadableRecordNamesFileAndOffset: a record that passes the log's
+// checksum but is not a commit the engine can apply is corruption, and
+// the error says in which file and at which offset it is.
+func TestUnreadableRecordNamesFileAndOffset(t *testing.T) {
+	cases := []struct {
+		name    string
+		kind    byte
+		payload []byte
+		mention string
+	}{
+		{"unknown kind", 7, []byte{recordVersion}, "unknown kind 7"},
+		{"bad version", recordCommit, []byte{99}, "unknown version"},
+		{"does not apply", recordCommit, encodeRecord([]schema.Op{{Kind: schema.DropType, Type: "Nope"}}, nil), "does not apply"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db, dir := openDisk(t, Options{AutoCreate: true})
+			require.NoError(t, db.Insert("A", "d", int64Tablet([]int64{1}, map[string][]int64{"k": {1}})))
+			require.NoError(t, db.Close())
+			log, err := wal.Open(filepath.Join(dir, walDir), wal.Options{})
+			require.NoError(t, err)
+			lsn, err := log.Append(c.kind, c.payload)
+			require.NoError(t, err)
+			path, off := log.Locate(lsn)
+			require.NoError(t, log.Sync(lsn))
+			require.NoError(t, log.Close())
+
+			_, err = Open(dir, Options{})
+			require.Error(t, err)
+			assert.ErrorIs(t, err, errs.ErrCorrupt)
+			assert.Contains(t, err.Error(), c.mention)
+			assert.Contains(t, err.Error(), fmt.Sprintf("%s at offset %d", path, off))
+			assert.Equal(t, "000001.wal", filepath.Base(path))
+		})
+	}
 }

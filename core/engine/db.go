@@ -144,20 +144,24 @@ func (db *DB) makeDirs(logDir string) error {
 // corrupt, not that the commit failed.
 func (db *DB) recover() error {
 	return db.log.Replay(func(lsn wal.LSN, kind byte, payload []byte) error {
+		where := func() string {
+			path, off := db.log.Locate(lsn)
+			return fmt.Sprintf("log record in %s at offset %d", path, off)
+		}
 		if kind != recordCommit {
-			return fmt.Errorf("log record at %d: unknown kind %d: %w", lsn, kind, errs.ErrCorrupt)
+			return fmt.Errorf("%s: unknown kind %d: %w", where(), kind, errs.ErrCorrupt)
 		}
 		rec, err := decodeRecord(payload)
 		if err != nil {
-			return fmt.Errorf("log record at %d: %w", lsn, err)
+			return fmt.Errorf("%s: %w", where(), err)
 		}
 		cat, writes, err := resolve(db.pending, nil, rec.ops, rec.entries)
 		if err != nil {
-			return fmt.Errorf("log record at %d does not apply: %v: %w", lsn, err, errs.ErrCorrupt)
+			return fmt.Errorf("%s does not apply: %v: %w", where(), err, errs.ErrCorrupt)
 		}
 		db.pending = cat
 		if err := db.apply(writes); err != nil {
-			return fmt.Errorf("log record at %d: %w", lsn, err)
+			return fmt.Errorf("%s: %w", where(), err)
 		}
 		return nil
 	})

@@ -521,6 +521,12 @@ func (l *Log) TruncateBefore(lsn LSN) error {
 	return nil
 }
 
+// Locate returns the segment file and byte offset of the record at lsn,
+// for messages that must name where a record is.
+func (l *Log) Locate(lsn LSN) (path string, offset int64) {
+	return l.path(uint64(lsn) >> offsetBits), int64(uint64(lsn) & (1<<offsetBits - 1))
+}
+
 // Stats returns counters. It works after Close too.
 func (l *Log) Stats() Stats {
 	l.mu.Lock()

@@ -467,3 +467,39 @@ func TestParseSyncMode(t *testing.T) {
 	assert.ErrorIs(t, err, errs.ErrInvalidArgument)
 	assert.Equal(t, "SyncMode(9)", SyncMode(9).String())
 }
+
+// TestLocateNamesSegmentAndOffset: Locate gives the file and the frame's
+// offset in it, which is where the record's bytes really are.
+func TestLocateNamesSegmentAndOffset(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir, Options{Sync: SyncOff})
+	first, err := l.Append(1, []byte("abc"))
+	require.NoError(t, err)
+	second, err := l.Append(2, []byte("de"))
+	require.NoError(t, err)
+	_, err = l.Rotate()
+	require.NoError(t, err)
+	third, err := l.Append(3, []byte("f"))
+	require.NoError(t, err)
+	cases := []struct {
+		name string
+		lsn  LSN
+		file string
+		off  int64
+		kind byte
+	}{
+		{"first", first, "000001.wal", headerSize, 1},
+		{"second", second, "000001.wal", headerSize + frameSize + 3, 2},
+		{"after rotate", third, "000002.wal", headerSize, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path, off := l.Locate(c.lsn)
+			assert.Equal(t, filepath.Join(dir, c.file), path)
+			assert.Equal(t, c.off, off)
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, c.kind, data[off+8], "the kind byte of the frame there")
+		})
+	}
+}
