@@ -244,7 +244,9 @@ int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device
 ** after arcadego_cancel() or arcadego_close(), EINVAL, or EIO, with the
 ** message in get_last_error(), valid until the next call on the stream.
 ** Every buffer of a result is C memory; the stream and each batch are
-** released through their release callbacks, in any order.
+** released through their release callbacks, in any order. A child of a
+** result schema or batch may be moved out before its parent is released
+** (as the C Data Interface allows); its memory lives until its own release.
 */
 int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err);
 

@@ -48,6 +48,47 @@ void ag_shadow_array_release(struct ArrowArray *a) { a->release = NULL; }
 
 _Alignas(64) const uint64_t ag_zeros[AG_ZEROS / 8] = {0};
 
+static void ag_export_unref(void *block) {
+  struct ag_export *e = block;
+  if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    free(e);
+  }
+}
+
+/* A child struct may sit in the block or, moved, in the consumer's memory:
+** it is marked released before the block may go. */
+void ag_export_schema_child_release(struct ArrowSchema *s) {
+  void *block = s->private_data;
+  s->release = NULL;
+  ag_export_unref(block);
+}
+
+void ag_export_schema_release(struct ArrowSchema *s) {
+  for (int64_t i = 0; i < s->n_children; i++) {
+    struct ArrowSchema *c = s->children[i];
+    if (c->release != NULL) {
+      c->release(c);
+    }
+  }
+  ag_export_schema_child_release(s);
+}
+
+void ag_export_array_child_release(struct ArrowArray *a) {
+  void *block = a->private_data;
+  a->release = NULL;
+  ag_export_unref(block);
+}
+
+void ag_export_array_release(struct ArrowArray *a) {
+  for (int64_t i = 0; i < a->n_children; i++) {
+    struct ArrowArray *c = a->children[i];
+    if (c->release != NULL) {
+      c->release(c);
+    }
+  }
+  ag_export_array_child_release(a);
+}
+
 /* The output structs are zeroed before Go writes into them: Go's write
 ** barrier must never see stale bytes that look like pointers
 ** (apache/arrow-adbc#729). */

@@ -82,4 +82,18 @@ struct ag_result {
 ** ENOMEM. */
 int ag_result_init(struct ArrowArrayStream *out, uintptr_t id);
 
+/* Exported results (schemas and batches of result streams). Each export is
+** one calloc'ed block holding every struct, pointer array and buffer of it,
+** and starting with a reference count: one for the root and one per child,
+** since a consumer may move a child out and release the root (the C Data
+** Interface allows it). The root's release releases the children still in
+** place; the block is freed when the count reaches zero. */
+struct ag_export {
+  int64_t refs;
+};
+void ag_export_schema_release(struct ArrowSchema *s);
+void ag_export_schema_child_release(struct ArrowSchema *s);
+void ag_export_array_release(struct ArrowArray *a);
+void ag_export_array_child_release(struct ArrowArray *a);
+
 #endif

@@ -1,9 +1,9 @@
 // Package main is libarcadego's C ABI: the //export arcadego_* functions
 // declared in arcadego.h, built with -buildmode=c-shared. It only
 // translates between C and the engine: handles, status codes and messages,
-// JSON options, and Arrow through the C Data Interface (arrow/cdata). It is
-// the only package of the module that uses cgo, and it must hold no logic
-// that a Go caller of the engine would also need.
+// JSON options, and Arrow through the C Data Interface. It is the only
+// package of the module that uses cgo, and it must hold no logic that a Go
+// caller of the engine would also need.
 //
 // Rules that every export follows:
 //
@@ -14,8 +14,9 @@
 //     uintptr_t where arcadego.h says arcadego_db*. Both are one machine
 //     word, passed the same way on every supported platform.
 //   - No Go pointer is ever stored in C memory: messages are C.CString,
-//     results are built with a C allocator (mallocator), shadow structs
-//     live in C.calloc'ed memory.
+//     results are written into C.calloc'ed blocks (resultout.go), shadow
+//     structs live in C.calloc'ed memory, and tablets imported directly
+//     (tabletin.go) point into the caller's C buffers, not the reverse.
 //   - A panic never crosses the boundary: call() recovers it into
 //     ARCADEGO_INTERNAL.
 //   - Arrow structs passed in are moved: released on every path (arrowin.go

@@ -12,11 +12,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/cdata"
-	"github.com/apache/arrow/go/v17/arrow/memory/mallocator"
-
-	"github.com/arcadego/arcadego/arrowbridge"
 	"github.com/arcadego/arcadego/core/engine"
 	"github.com/arcadego/arcadego/core/errs"
 )
@@ -26,21 +21,16 @@ import (
 // result table. We do not use cdata.ExportRecordReader: its get_last_error
 // leaks a C string per call (it stores the string in a copy of its reader),
 // and it reports every error as EIO, where a canceled scan should say
-// ECANCELED.
-//
-// Every buffer of an exported batch comes from resultAlloc (C memory), so
-// the C structs never point into the Go heap; cdata allocates the structs
-// themselves with C.malloc.
-
-var resultAlloc = mallocator.NewMallocator()
+// ECANCELED. The schema and batches are written by resultout.go, all in C
+// memory.
 
 // result is one open result stream. mu serializes its callbacks, which
 // the consumer may call from any thread.
 type result struct {
-	mu     sync.Mutex
-	db     *dbHandle
-	rows   *engine.Rows
-	schema *arrow.Schema
+	mu   sync.Mutex
+	db   *dbHandle
+	rows *engine.Rows
+	cols *resultColumns
 }
 
 // scanRequest is the request_json of arcadego_scan.
@@ -98,7 +88,12 @@ func arcadego_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArray
 		if t := rows.Type(); t.TimeSet {
 			unit, zone = t.TimeUnit, t.TimeZone
 		}
-		r := &result{db: d, rows: rows, schema: arrowbridge.ResultSchema(d.timeColumn, unit, zone, rows.Properties())}
+		cols, err := newResultColumns(d.timeColumn, unit, zone, rows.Properties())
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		r := &result{db: d, rows: rows, cols: cols}
 		table.mu.Lock()
 		token := newToken()
 		table.results[token] = r
@@ -166,8 +161,7 @@ func resultCall(cr *C.struct_ag_result, fn func(*result) error) (rc C.int) {
 //export agResultSchema
 func agResultSchema(cr *C.struct_ag_result, out *C.struct_ArrowSchema) C.int {
 	return resultCall(cr, func(r *result) error {
-		cdata.ExportArrowSchema(r.schema, (*cdata.CArrowSchema)(unsafe.Pointer(out)))
-		return nil
+		return r.cols.exportSchema(out)
 	})
 }
 
@@ -183,13 +177,7 @@ func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 			}
 			return err
 		}
-		rec, err := arrowbridge.ToRecord(resultAlloc, r.schema, b.Device, b.Rows)
-		if err != nil {
-			return err
-		}
-		defer rec.Release() // the export holds its own references
-		cdata.ExportArrowRecordBatch(rec, (*cdata.CArrowArray)(unsafe.Pointer(out)), nil)
-		return nil
+		return r.cols.exportBatch(b.Device, b.Rows, out)
 	})
 }
 
