@@ -46,20 +46,23 @@ func (t *Type) Property(name string) (*Property, bool) {
 	return nil, false
 }
 
-// addProperty appends p; t must be editable.
-func (t *Type) addProperty(p *Property) {
+// addProperty appends p; t must be editable. more is how many properties
+// the caller expects to add after p (see Change.Grow; 0 when unknown), so
+// that a wide change sizes the list and the name map once instead of
+// doubling them about log2(more) times.
+func (t *Type) addProperty(p *Property, more int) {
 	if len(t.props) == cap(t.props) {
-		t.props = slices.Grow(t.props, len(t.props)+1) // double (see Change.Apply)
+		t.props = slices.Grow(t.props, max(len(t.props), more)+1) // double (see Change.Apply)
 	}
 	t.props = append(t.props, p)
 	switch {
-	case t.propByName != nil:
-		t.propByName[p.Name] = p
-	case len(t.props) > propMapMin:
-		t.propByName = make(map[string]*Property, 2*len(t.props))
+	case t.propByName == nil && len(t.props)+more > propMapMin, more > len(t.propByName):
+		t.propByName = make(map[string]*Property, 2*len(t.props)+more)
 		for _, q := range t.props {
 			t.propByName[q.Name] = q
 		}
+	case t.propByName != nil:
+		t.propByName[p.Name] = p
 	}
 }
 

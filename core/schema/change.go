@@ -27,6 +27,7 @@ type Change struct {
 	tok       *owner
 	ops       []Op
 	published *Catalog // what Catalog() returned, until the next recorded op
+	more      int      // properties the next createProperty may size its type for (Grow)
 }
 
 // Edit starts a change on top of c. c itself is never modified.
@@ -41,6 +42,15 @@ func (ch *Change) Base() *Catalog { return ch.base }
 // operations that were no-ops are omitted). Recorded operations keep only
 // the fields that apply to their kind. The caller must not modify them.
 func (ch *Change) Ops() []Op { return ch.ops }
+
+// Grow says that about n more operations will follow: it makes room for
+// them in the recorded list, and the first property created next is
+// taken to start a run of up to n on its type, whose property list and
+// name map are sized for them at once (a wide tablet's new columns).
+func (ch *Change) Grow(n int) {
+	ch.ops = slices.Grow(ch.ops, n)
+	ch.more = n
+}
 
 // Catalog returns the catalog as edited so far; calling Apply afterwards
 // does not modify the returned catalog. With no recorded operations it is
@@ -247,7 +257,8 @@ func (ch *Change) createProperty(op Op) (bool, error) {
 	}
 	ch.work.lastProp++
 	p := &Property{ID: ch.work.lastProp, Name: op.Property, Type: op.PropertyType}
-	ch.mutableType(t).addProperty(p)
+	ch.mutableType(t).addProperty(p, ch.more)
+	ch.more = 0 // spent: the next type must not be sized for it too
 	return true, nil
 }
 

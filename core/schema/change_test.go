@@ -460,3 +460,64 @@ func TestReadersDuringChanges(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, uint64(201), cur.Load().Version())
 }
+
+// TestGrowSizesTheFirstWideTypeOnce: after Grow(n), the first type to get
+// a property is sized for n of them (the op list, the property list and
+// the name map are made once, not doubled about log2(n) times), and the
+// hint is spent there, so other types of the change stay small.
+func TestGrowSizesTheFirstWideTypeOnce(t *testing.T) {
+	const n = 1000
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprint("p", i)
+	}
+	for _, existing := range []int{0, 3, 12} { // no map yet, below and above propMapMin
+		t.Run(fmt.Sprint("existing=", existing), func(t *testing.T) {
+			ch := Empty().Edit()
+			require.NoError(t, ch.Apply(Op{Kind: CreateType, Type: "W"}))
+			for i := range existing {
+				require.NoError(t, ch.Apply(Op{Kind: CreateProperty, Type: "W", Property: fmt.Sprint("e", i), PropertyType: Int64}))
+			}
+			base := ch.Catalog()
+			wide := func() *Change {
+				ch := base.Edit()
+				ch.Grow(n + 21) // N, n properties of W, 20 of N
+				require.NoError(t, ch.Apply(Op{Kind: CreateType, Type: "N"}))
+				for _, name := range names {
+					require.NoError(t, ch.Apply(Op{Kind: CreateProperty, Type: "W", Property: name, PropertyType: Int64}))
+				}
+				for i := range 20 {
+					require.NoError(t, ch.Apply(Op{Kind: CreateProperty, Type: "N", Property: names[i], PropertyType: Int32}))
+				}
+				return ch
+			}
+			// One allocation per new Property (n+20) and about 30 for the
+			// change, the copied types, N's doublings and W's list and map
+			// made once; doubling W's too costs another 30 or so.
+			allocs := testing.AllocsPerRun(5, func() { wide().Catalog() })
+			assert.LessOrEqual(t, allocs, float64(n+20+40), "lists and maps sized once")
+
+			cat := wide().Catalog()
+			w, _ := cat.Type("W")
+			nt, _ := cat.Type("N")
+			assert.Len(t, w.Properties(), existing+n)
+			assert.Less(t, cap(nt.props), 64, "the hint is spent on W, not on N")
+			for _, name := range names {
+				p, ok := w.Property(name)
+				require.True(t, ok, name)
+				assert.Equal(t, Int64, p.Type)
+			}
+			for i := range existing {
+				_, ok := w.Property(fmt.Sprint("e", i))
+				assert.True(t, ok, "e%d", i)
+			}
+			p, ok := nt.Property(names[19])
+			assert.True(t, ok)
+			assert.Equal(t, Int32, p.Type)
+			old, _ := base.Type("W")
+			assert.Len(t, old.Properties(), existing, "the base catalog is untouched")
+			_, ok = old.Property(names[0])
+			assert.False(t, ok)
+		})
+	}
+}

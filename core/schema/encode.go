@@ -372,7 +372,7 @@ func (d *decoder) catalog() (*Catalog, error) {
 				d.fail("property %s twice in type %s", quote(p.Name), quote(t.Name))
 			}
 			propIDs[p.ID] = true
-			t.addProperty(p)
+			t.addProperty(p, 0)
 		}
 		nindexes := d.count(4)
 		var prevIndex IndexID
