@@ -65,13 +65,18 @@ func (tx *Tx) Apply(op schema.Op) error {
 
 func (tx *Tx) applyOps(ops []schema.Op) error {
 	ch := tx.view.Edit()
+	ch.Grow(len(ops))
 	for _, op := range ops {
 		if err := ch.Apply(op); err != nil {
 			return err
 		}
 	}
 	tx.view = ch.Catalog()
-	tx.ops = append(tx.ops, ch.Ops()...)
+	if tx.ops == nil {
+		tx.ops = ch.Ops() // ch is dropped: its list can be taken, not copied
+	} else {
+		tx.ops = append(tx.ops, ch.Ops()...)
+	}
 	return nil
 }
 
@@ -95,12 +100,12 @@ func (tx *Tx) Insert(typ, device string, t *tablet.Tablet) error {
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("insert into %q: %w", typ, err)
 	}
-	auto, err := missing(tx.view, typ, t, tx.db.opts.AutoCreate)
+	_, auto, err := missing(tx.view, typ, t, tx.db.opts.AutoCreate, nil)
 	if err != nil {
 		return fmt.Errorf("insert into %q: %w", typ, err)
 	}
 	enc := encodeEntry(typ, device, t)
-	decoded, _, err := tablet.Decode(enc, entryTabletPos(enc))
+	decoded, _, err := tablet.DecodeTrusted(enc, entryTabletPos(enc)) // t passed Validate above
 	if err != nil {
 		return fmt.Errorf("insert into %q: re-reading encoded tablet: %v: %w", typ, err, errs.ErrInternal)
 	}
@@ -146,32 +151,41 @@ func validateDevice(device string) error {
 	return nil
 }
 
-// missing checks tablet t against type typ in cat and returns the
-// operations that make it fit: with autoCreate, the type and properties
-// it lacks; always, fixing the time representation of a type that has
-// none. Everything else that does not fit is an error naming the column.
-func missing(cat *schema.Catalog, typ string, t *tablet.Tablet, autoCreate bool) ([]schema.Op, error) {
+// missing checks tablet t against type typ in cat and returns the type
+// (nil if absent) and the operations that make t fit: with autoCreate, the
+// type and properties it lacks; always, fixing the time representation of
+// a type that has none. Everything else that does not fit is an error
+// naming the column. ids, when not nil, receives the id of each column's
+// property (columns to be created get none).
+func missing(cat *schema.Catalog, typ string, t *tablet.Tablet, autoCreate bool, ids []schema.PropertyID) (*schema.Type, []schema.Op, error) {
 	var ops []schema.Op
 	ty, ok := cat.Type(typ)
 	if !ok {
 		if !autoCreate {
-			return nil, fmt.Errorf("type %q does not exist (create it, or open with auto-create): %w", typ, errs.ErrNotFound)
+			return nil, nil, fmt.Errorf("type %q does not exist (create it, or open with auto-create): %w", typ, errs.ErrNotFound)
 		}
+		ops = make([]schema.Op, 0, len(t.Columns)+2)
 		ops = append(ops, schema.Op{Kind: schema.CreateType, Type: typ, IfNotExists: true})
 	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		var p *schema.Property
 		if ty != nil {
-			p, ok = ty.Property(c.Name)
+			p, _ = ty.Property(c.Name)
 		}
 		switch {
 		case p != nil && p.Type != c.Type:
-			return nil, fmt.Errorf("column %q is %s but property %s.%s is %s: %w", c.Name, c.Type, typ, c.Name, p.Type, errs.ErrInvalidArgument)
+			return nil, nil, fmt.Errorf("column %q is %s but property %s.%s is %s: %w", c.Name, c.Type, typ, c.Name, p.Type, errs.ErrInvalidArgument)
 		case p != nil:
+			if ids != nil {
+				ids[i] = p.ID
+			}
 		case !autoCreate:
-			return nil, fmt.Errorf("property %s.%s does not exist (create it, or open with auto-create): %w", typ, c.Name, errs.ErrNotFound)
+			return nil, nil, fmt.Errorf("property %s.%s does not exist (create it, or open with auto-create): %w", typ, c.Name, errs.ErrNotFound)
 		default:
+			if ops == nil { // room for every column left and SetTime
+				ops = make([]schema.Op, 0, len(t.Columns)-i+1)
+			}
 			ops = append(ops, schema.Op{Kind: schema.CreateProperty, Type: typ, Property: c.Name, PropertyType: c.Type, IfNotExists: true})
 		}
 	}
@@ -179,11 +193,11 @@ func missing(cat *schema.Catalog, typ string, t *tablet.Tablet, autoCreate bool)
 		if ty == nil || !ty.TimeSet {
 			ops = append(ops, schema.Op{Kind: schema.SetTime, Type: typ, TimeUnit: t.TimeUnit, TimeZone: t.TimeZone})
 		} else if ty.TimeUnit != t.TimeUnit || ty.TimeZone != t.TimeZone {
-			return nil, fmt.Errorf("the time column is %s but type %q stores times as %s: %w",
+			return nil, nil, fmt.Errorf("the time column is %s but type %q stores times as %s: %w",
 				timeName(t.TimeUnit, t.TimeZone), typ, timeName(ty.TimeUnit, ty.TimeZone), errs.ErrInvalidArgument)
 		}
 	}
-	return ops, nil
+	return ty, ops, nil
 }
 
 func timeName(unit, zone string) string {
@@ -214,16 +228,12 @@ func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry) (*
 	}
 	writes := make([]write, len(entries))
 	for i, e := range entries {
-		if extra, err := missing(cat, e.typ, e.t, false); err != nil {
+		ids := make([]schema.PropertyID, len(e.t.Columns))
+		ty, extra, err := missing(cat, e.typ, e.t, false, ids)
+		if err != nil {
 			return nil, nil, fmt.Errorf("insert into %q: %w", e.typ, err)
 		} else if len(extra) > 0 {
 			return nil, nil, fmt.Errorf("insert into %q: time representation changed concurrently: %w", e.typ, errs.ErrConflict)
-		}
-		ty, _ := cat.Type(e.typ)
-		ids := make([]schema.PropertyID, len(e.t.Columns))
-		for j := range e.t.Columns {
-			p, _ := ty.Property(e.t.Columns[j].Name)
-			ids[j] = p.ID
 		}
 		writes[i] = write{typ: ty.ID, device: e.device, t: e.t, ids: ids}
 	}

@@ -1,6 +1,7 @@
 package tablet
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"runtime"
@@ -145,4 +146,33 @@ func TestDecodeBoundsCountsByTheBytesLeft(t *testing.T) {
 	assert.ErrorIs(t, err, errs.ErrCorrupt)
 	assert.Contains(t, err.Error(), "column count")
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(len(buf)), "bytes allocated to refuse the count")
+}
+
+// TestDecodeTrustedSkipsOnlyValidation: DecodeTrusted still refuses bytes
+// that do not frame a tablet, but takes what Validate would refuse;
+// Decode refuses both.
+func TestDecodeTrustedSkipsOnlyValidation(t *testing.T) {
+	good := Append(nil, &Tablet{Times: []int64{1}, Columns: []Column{Int64s("ab", []int64{1}, nil)}})
+	badName := bytes.Replace(good, []byte("ab"), []byte("a\x01"), 1)
+	require.NotEqual(t, good, badName)
+	cases := []struct {
+		name            string
+		buf             []byte
+		decode, trusted bool // succeeds
+	}{
+		{"good", good, true, true},
+		{"control character in a name", badName, false, true},
+		{"truncated", good[:len(good)-1], false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := Decode(c.buf, 0)
+			assert.Equal(t, c.decode, err == nil, "Decode: %v", err)
+			_, _, err = DecodeTrusted(c.buf, 0)
+			assert.Equal(t, c.trusted, err == nil, "DecodeTrusted: %v", err)
+			if err != nil {
+				assert.ErrorIs(t, err, errs.ErrCorrupt)
+			}
+		})
+	}
 }
