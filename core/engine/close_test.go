@@ -112,3 +112,30 @@ func TestUnreadableRecordNamesFileAndOffset(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalogVersionIsOnePerCommitAndSurvivesReplay: a commit of several
+// statements and auto-created properties is one catalog version, live and
+// after the log is replayed.
+func TestCatalogVersionIsOnePerCommitAndSurvivesReplay(t *testing.T) {
+	db, dir := openDisk(t, Options{AutoCreate: true})
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	require.NoError(t, tx.Exec("CREATE DOCUMENT TYPE A"))
+	require.NoError(t, tx.Exec("CREATE PROPERTY A.k INT64"))
+	require.NoError(t, tx.Insert("A", "d", int64Tablet([]int64{1}, map[string][]int64{"k": {1}, "j": {2}})))
+	require.NoError(t, tx.Commit())
+	assert.Equal(t, uint64(1), db.Catalog().Version())
+	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE B"))
+	require.NoError(t, db.Insert("B", "d", int64Tablet([]int64{1}, map[string][]int64{"x": {1}})))
+	live := db.Catalog()
+	assert.Equal(t, uint64(3), live.Version())
+	require.NoError(t, db.Close())
+
+	db2, err := Open(dir, Options{})
+	require.NoError(t, err)
+	defer db2.Close()
+	assert.Equal(t, live.Version(), db2.Catalog().Version())
+	lt, lp, li := live.LastIDs()
+	rt, rp, ri := db2.Catalog().LastIDs()
+	assert.Equal(t, []uint32{uint32(lt), uint32(lp), uint32(li)}, []uint32{uint32(rt), uint32(rp), uint32(ri)})
+}

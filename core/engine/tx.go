@@ -65,6 +65,11 @@ func (tx *Tx) Apply(op schema.Op) error {
 
 func (tx *Tx) applyOps(ops []schema.Op) error {
 	ch := tx.view.Edit()
+	if tx.view != tx.base {
+		// The view already holds this transaction's earlier statements:
+		// still one version, as when the log replays the commit.
+		ch = tx.view.Continue()
+	}
 	ch.Grow(len(ops))
 	for _, op := range ops {
 		if err := ch.Apply(op); err != nil {

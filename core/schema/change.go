@@ -28,11 +28,22 @@ type Change struct {
 	ops       []Op
 	published *Catalog // what Catalog() returned, until the next recorded op
 	more      int      // properties the next createProperty may size its type for (Grow)
+	bump      uint64   // version step: 1 (Edit) or 0 (Continue)
 }
 
 // Edit starts a change on top of c. c itself is never modified.
 func (c *Catalog) Edit() *Change {
-	return &Change{base: c, work: *c, tok: new(owner)}
+	return &Change{base: c, work: *c, tok: new(owner), bump: 1}
+}
+
+// Continue is Edit for a catalog that is itself an unpublished result of
+// the same commit (a transaction's view after its earlier statements): the
+// result keeps c's version, so that a commit of many statements is one
+// version, as it is when the log replays it as one change.
+func (c *Catalog) Continue() *Change {
+	ch := c.Edit()
+	ch.bump = 0
+	return ch
 }
 
 // Base returns the catalog the change started from.
@@ -54,7 +65,8 @@ func (ch *Change) Grow(n int) {
 
 // Catalog returns the catalog as edited so far; calling Apply afterwards
 // does not modify the returned catalog. With no recorded operations it is
-// the base catalog itself; otherwise its version is the base's plus one.
+// the base catalog itself; otherwise its version is the base's plus one
+// (plus none after Continue).
 func (ch *Change) Catalog() *Catalog {
 	if len(ch.ops) == 0 {
 		return ch.base
@@ -103,7 +115,7 @@ func (ch *Change) Apply(op Op) error {
 		ch.ops = slices.Grow(ch.ops, len(ch.ops)+1)
 	}
 	ch.ops = append(ch.ops, normalize(op))
-	ch.work.version = ch.base.version + 1
+	ch.work.version = ch.base.version + ch.bump
 	ch.published = nil
 	return nil
 }

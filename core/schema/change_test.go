@@ -277,6 +277,16 @@ func TestVersion(t *testing.T) {
 	c2 := build(t, c1, "CREATE TYPE D")
 	assert.Equal(t, uint64(2), c2.Version())
 	assert.Same(t, c1, c1.Edit().Base())
+
+	// Continue extends an unpublished result: one commit, one version.
+	ch = c2.Continue()
+	require.NoError(t, ch.Apply(Op{Kind: CreateType, Type: "E"}))
+	c3 := ch.Catalog()
+	assert.Equal(t, uint64(2), c3.Version())
+	_, ok := c3.Type("E")
+	assert.True(t, ok)
+	_, ok = c2.Type("E")
+	assert.False(t, ok, "Continue does not modify its base either")
 }
 
 func TestImmutability(t *testing.T) {
