@@ -94,6 +94,42 @@ func BenchmarkWideInsert(b *testing.B) {
 	}
 }
 
+// BenchmarkWideInsertStream is BenchmarkWideInsert through
+// arcadego_insert_stream: a stream of one batch.
+func BenchmarkWideInsertStream(b *testing.B) {
+	for _, cols := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("cols=%d", cols), func(b *testing.B) {
+			db := openDB(b, "", `{"auto_create": true}`)
+			wide := wideBatch(b, cols, 1)
+			schema, array := *wide.schema(), *wide.array()
+			schema.release, array.release = callbacks.childSchema, callbacks.childArray // mark released, free nothing
+			run := func(device string) {
+				*wide.schema(), *wide.array() = schema, array // the stream moves them out
+				addr, _ := exportStream(b, &streamState{
+					failAt: -1,
+					schema: func() *batch { return wide },
+					next: func(i int) *batch {
+						if i == 0 {
+							return wide
+						}
+						return nil
+					},
+				})
+				var e uintptr
+				if code := lib.insertStream(db, cstr("W"), cstr(device), addr, &e); code != codeOK {
+					b.Fatal(goString(e))
+				}
+			}
+			run("first")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				run(fmt.Sprintf("d%d", i))
+			}
+		})
+	}
+}
+
 // BenchmarkWideScan measures a scan of one device holding one row of many
 // int64 columns: arcadego_scan, get_schema, get_next (the row, then the
 // end), releasing everything.
