@@ -43,6 +43,10 @@ import (
 // Only flat Arrow types are imported (everything arrowbridge may accept,
 // and the flat types it rejects with a message of its own): nested types
 // are refused here, naming the column.
+//
+// This is the arrow path. Batches whose columns all have the tablet's own
+// layouts skip cdata and arrowbridge: tabletin.go reads them directly after
+// the same checks, and hands anything it refuses back to this path.
 
 // rawSchema and rawArray are struct ArrowSchema and struct ArrowArray with
 // every pointer read as an integer: Go never holds a pointer of the caller

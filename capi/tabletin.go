@@ -13,10 +13,11 @@ import (
 )
 
 // The direct import: a batch whose columns all have simple types becomes a
-// tablet.Tablet read straight from the caller's C buffers, without
-// arrow/cdata, arrow.Record and arrowbridge, whose costs are per column
-// (a C allocation and release per child, an arrow.Array, a schema index):
-// tens of milliseconds for a batch of 10,000 columns.
+// tablet.Tablet over the caller's C buffers, without arrow/cdata,
+// arrow.Record and arrowbridge, whose costs are per column (a C allocation
+// and release per child, an arrow.Array, a schema index): tens of
+// milliseconds for a batch of 10,000 columns. The tablet borrows the
+// buffers until the batch is released, after the engine has copied it.
 //
 // Simple types are those whose Arrow layout is the tablet's: bool, int32,
 // int64, float32, float64, date32, timestamp[ns] (any zone), utf8 and
