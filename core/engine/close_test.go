@@ -12,6 +12,7 @@ import (
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
 	"github.com/arcadego/arcadego/core/wal"
 )
 
@@ -138,4 +139,22 @@ func TestCatalogVersionIsOnePerCommitAndSurvivesReplay(t *testing.T) {
 	lt, lp, li := live.LastIDs()
 	rt, rp, ri := db2.Catalog().LastIDs()
 	assert.Equal(t, []uint32{uint32(lt), uint32(lp), uint32(li)}, []uint32{uint32(rt), uint32(rp), uint32(ri)})
+}
+
+// TestEntryBufferIsSizedByItsContent: an inserted tablet is encoded into a
+// buffer sized by what it holds; a rows × columns × 8 guess reserved 32
+// times the encoding for Boolean columns (8 GB for a million rows of
+// 1,000 of them).
+func TestEntryBufferIsSizedByItsContent(t *testing.T) {
+	const rows = 10000
+	tb := &tablet.Tablet{Times: make([]int64, rows)}
+	for i := range 64 {
+		tb.Columns = append(tb.Columns, tablet.Bools(fmt.Sprint("b", i), make([]bool, rows), nil))
+	}
+	tb.Columns = append(tb.Columns, tablet.Int32s("n", make([]int32, rows), nil), tablet.Strings("s", make([]string, rows), nil))
+	enc := encodeEntry("T", "dev", tb)
+	assert.LessOrEqual(t, cap(enc), len(enc)+1024, "len %d", len(enc))
+	decoded, _, err := tablet.Decode(enc, entryTabletPos(enc))
+	require.NoError(t, err)
+	assert.Equal(t, rows, decoded.Rows())
 }

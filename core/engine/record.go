@@ -20,7 +20,7 @@ import (
 const recordVersion = 1
 
 func encodeEntry(typ, device string, t *tablet.Tablet) []byte {
-	buf := make([]byte, 0, 64+len(typ)+len(device)+t.Rows()*8*(1+len(t.Columns)))
+	buf := make([]byte, 0, 2*binary.MaxVarintLen64+len(typ)+len(device)+7+tablet.AppendSize(t))
 	buf = appendString(buf, typ)
 	buf = appendString(buf, device)
 	buf = padTo(buf, 8)

@@ -61,6 +61,42 @@ func Append(dst []byte, t *Tablet) []byte {
 	return dst
 }
 
+// AppendSize returns an upper bound of the bytes Append adds for t (the
+// padding depends on where dst ends), so that a caller can size dst once:
+// a guess from rows × columns is 64 times too much for Boolean columns.
+// t must be valid.
+func AppendSize(t *Tablet) int {
+	n := t.Rows()
+	bits := (n + 7) / 8
+	size := uvarintLen(uint64(n)) + uvarintLen(uint64(len(t.Columns))) +
+		uvarintLen(uint64(len(t.TimeUnit))) + len(t.TimeUnit) +
+		uvarintLen(uint64(len(t.TimeZone))) + len(t.TimeZone) + 7 + 8*n
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		size += uvarintLen(uint64(len(c.Name))) + len(c.Name) + 2
+		if c.Validity != nil {
+			size += bits
+		}
+		switch {
+		case c.Type == schema.Boolean:
+			size += bits
+		case VarWidth(c.Type):
+			size += 3 + 4*(n+1) + int(c.Offsets[c.Offset+n]-c.Offsets[c.Offset])
+		default:
+			size += 7 + n*Width(c.Type)
+		}
+	}
+	return size
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
 // Decode decodes one tablet from buf[pos:] and returns it with the
 // position after it. The tablet shares buf's memory where alignment allows.
 // The result is valid (Validate); anything else is an error of kind

@@ -3,6 +3,7 @@ package tablet
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"runtime"
 	"testing"
@@ -172,6 +173,36 @@ func TestDecodeTrustedSkipsOnlyValidation(t *testing.T) {
 			assert.Equal(t, c.trusted, err == nil, "DecodeTrusted: %v", err)
 			if err != nil {
 				assert.ErrorIs(t, err, errs.ErrCorrupt)
+			}
+		})
+	}
+}
+
+// TestAppendSizeBoundsAppend: AppendSize is at least what Append adds,
+// wherever dst ends, and not much more (the padding it cannot know).
+func TestAppendSizeBoundsAppend(t *testing.T) {
+	wide := &Tablet{Times: make([]int64, 1000)}
+	for i := range 40 {
+		wide.Columns = append(wide.Columns, Bools(fmt.Sprint("b", i), make([]bool, 1000), make([]bool, 1000)))
+	}
+	cases := []struct {
+		name string
+		tab  *Tablet
+	}{
+		{"every type", sample()},
+		{"slice", sample().Slice(1, 4)},
+		{"no rows", sample().Slice(2, 2)},
+		{"no columns", &Tablet{Times: []int64{1, 2}, TimeUnit: "ns"}},
+		{"wide booleans", wide},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.NoError(t, c.tab.Validate())
+			size := AppendSize(c.tab)
+			for prefix := range 8 {
+				added := len(Append(make([]byte, prefix), c.tab)) - prefix
+				assert.LessOrEqual(t, added, size, "prefix %d", prefix)
+				assert.LessOrEqual(t, size-added, 7+10*len(c.tab.Columns), "prefix %d: only padding to spare", prefix)
 			}
 		})
 	}
