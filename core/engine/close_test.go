@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -157,4 +158,55 @@ func TestEntryBufferIsSizedByItsContent(t *testing.T) {
 	decoded, _, err := tablet.Decode(enc, entryTabletPos(enc))
 	require.NoError(t, err)
 	assert.Equal(t, rows, decoded.Rows())
+}
+
+// TestCloseWhileCommitting: Close during concurrent commits waits for the
+// commits in flight; each commit either succeeds (and survives reopening)
+// or fails with ErrClosed, and every Scan or Begin after Close is refused.
+func TestCloseWhileCommitting(t *testing.T) {
+	for _, mode := range []wal.SyncMode{wal.SyncFull, wal.SyncNormal} {
+		t.Run(mode.String(), func(t *testing.T) {
+			db, dir := openDisk(t, Options{Sync: mode, AutoCreate: true})
+			const writers = 4
+			acked := make([][]int64, writers)
+			var wg sync.WaitGroup
+			started := make(chan struct{}, writers)
+			for w := range writers {
+				wg.Go(func() {
+					for i := int64(0); ; i++ {
+						err := db.Insert("A", fmt.Sprint("d", w), int64Tablet([]int64{i}, map[string][]int64{"k": {i}}))
+						if i == 0 {
+							started <- struct{}{}
+						}
+						if err != nil {
+							assert.ErrorIs(t, err, errs.ErrClosed)
+							return
+						}
+						acked[w] = append(acked[w], i)
+					}
+				})
+			}
+			for range writers {
+				<-started
+			}
+			require.NoError(t, db.Close())
+			wg.Wait()
+			_, err := db.Begin()
+			assert.ErrorIs(t, err, errs.ErrClosed)
+			_, err = db.Scan(context.Background(), ScanRequest{Type: "A"})
+			assert.ErrorIs(t, err, errs.ErrClosed)
+
+			db2, err := Open(dir, Options{})
+			require.NoError(t, err)
+			defer db2.Close()
+			got := rowsOf(t, db2, "A")
+			for w := range writers {
+				dev := got[fmt.Sprint("d", w)]
+				assert.Len(t, dev, len(acked[w]), "writer %d: acknowledged commits, and nothing else", w)
+				for _, i := range acked[w] {
+					assert.Equal(t, i, dev[i]["k"], "writer %d row %d", w, i)
+				}
+			}
+		})
+	}
 }
