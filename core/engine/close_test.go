@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -207,6 +209,30 @@ func TestCloseWhileCommitting(t *testing.T) {
 					assert.Equal(t, i, dev[i]["k"], "writer %d row %d", w, i)
 				}
 			}
+		})
+	}
+}
+
+// TestRefusedOpenLeavesNothing: options Open refuses are refused before
+// the directory, its lock file or the log are created.
+func TestRefusedOpenLeavesNothing(t *testing.T) {
+	cases := []struct {
+		name string
+		opts Options
+	}{
+		{"sync mode", Options{Sync: 9}},
+		{"negative segment size", Options{SegmentBytes: -1}},
+		{"huge segment size", Options{SegmentBytes: 1 << 62}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "db")
+			_, err := Open(path, c.opts)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, errs.ErrInvalidArgument)
+			assert.Contains(t, err.Error(), path)
+			_, err = os.Stat(path)
+			assert.ErrorIs(t, err, fs.ErrNotExist, "the directory was not created")
 		})
 	}
 }

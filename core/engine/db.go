@@ -62,8 +62,9 @@ const (
 // Open opens (creating if needed) the database in directory path; an empty
 // path opens a database held only in memory.
 func Open(path string, opts Options) (*DB, error) {
-	if opts.Sync > wal.SyncOff {
-		return nil, fmt.Errorf("open: sync mode %d: %w", opts.Sync, errs.ErrInvalidArgument)
+	// Checked before anything is created: a refused Open leaves no trace.
+	if err := logOptions(opts).Validate(); err != nil {
+		return nil, fmt.Errorf("open %q: %w", path, err)
 	}
 	db := &DB{path: path, opts: opts, mem: memtable.New(memtable.Options{}), pending: schema.Empty()}
 	db.turn = sync.NewCond(&db.publishMu)
@@ -93,11 +94,16 @@ func (db *DB) openDir() error {
 		}
 		return fmt.Errorf("open %q: lock: %v: %w", db.path, err, errs.ErrIO)
 	}
-	db.log, err = wal.Open(logDir, wal.Options{Sync: db.opts.Sync, SegmentBytes: db.opts.SegmentBytes})
+	db.log, err = wal.Open(logDir, logOptions(db.opts))
 	if err != nil {
 		return fmt.Errorf("open %q: %w", db.path, err)
 	}
 	return db.recover()
+}
+
+// logOptions are the log's options for a database opened with opts.
+func logOptions(opts Options) wal.Options {
+	return wal.Options{Sync: opts.Sync, SegmentBytes: opts.SegmentBytes}
 }
 
 // syncDir fsyncs a directory; tests replace it to see which are synced.

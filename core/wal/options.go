@@ -51,6 +51,13 @@ type Options struct {
 	Interval     time.Duration // SyncNormal's fsync period; default 5 ms
 }
 
+// Validate reports what Open would refuse in o (kind errs.ErrInvalidArgument),
+// so a caller can check before it creates anything.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
 func (o Options) withDefaults() (Options, error) {
 	if o.Sync > SyncOff {
 		return o, fmt.Errorf("wal options: sync mode %d: %w", o.Sync, errs.ErrInvalidArgument)
