@@ -4,7 +4,9 @@
 //
 // A database directory holds a LOCK file (an exclusive flock, so a second
 // process gets a clear error) and the log in wal/. Nothing else: DDL never
-// creates a file, because the catalog lives in the log.
+// creates a file, because the catalog lives in the log. Open fsyncs the
+// directories it creates (the log fsyncs only its own), and checks its
+// options before it creates anything.
 //
 // Commit protocol. Under the commit mutex a transaction's operations are
 // re-applied to the newest catalog (which may include commits not yet
@@ -15,7 +17,13 @@
 // published with one atomic store: readers never lock the catalog.
 // Validation happens before the append, so a failed commit leaves nothing
 // on disk or in memory. A failed fsync poisons the database: its state on
-// disk is unknown, and every later call returns the error (see core/wal).
+// disk is unknown, and every later commit returns the error (see
+// core/wal). Such a commit, and those appended after it, were written to
+// the log, so reopening may replay them: an I/O error from Commit means
+// "unknown", not "not committed".
+//
+// A transaction's statements and auto-created properties are one catalog
+// version (schema.Catalog.Continue), as when the log replays the commit.
 //
 // Visibility: a scan sees a commit's catalog only after the commit's data
 // is in the memtable. A scan running during a multi-tablet commit may see
