@@ -64,8 +64,10 @@ func (tx *Tx) Apply(op schema.Op) error {
 }
 
 func (tx *Tx) applyOps(ops []schema.Op) error {
-	ch := tx.view.Edit()
-	if tx.view != tx.base {
+	var ch *schema.Change
+	if tx.view == tx.base {
+		ch = tx.view.Edit()
+	} else {
 		// The view already holds this transaction's earlier statements:
 		// still one version, as when the log replays the commit.
 		ch = tx.view.Continue()

@@ -56,7 +56,8 @@ func (t *Type) addProperty(p *Property, more int) {
 	}
 	t.props = append(t.props, p)
 	switch {
-	case t.propByName == nil && len(t.props)+more > propMapMin, more > len(t.propByName):
+	case t.propByName == nil && len(t.props)+more > propMapMin,
+		t.propByName != nil && more > len(t.propByName):
 		t.propByName = make(map[string]*Property, 2*len(t.props)+more)
 		for _, q := range t.props {
 			t.propByName[q.Name] = q

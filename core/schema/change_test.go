@@ -530,4 +530,15 @@ func TestGrowSizesTheFirstWideTypeOnce(t *testing.T) {
 			assert.False(t, ok)
 		})
 	}
+	t.Run("narrow", func(t *testing.T) {
+		ch := Empty().Edit()
+		ch.Grow(3)
+		for _, op := range []Op{{Kind: CreateType, Type: "X"}, {Kind: CreateProperty, Type: "X", Property: "a", PropertyType: Int64},
+			{Kind: CreateIndex, Type: "X", Properties: []string{"a"}}} {
+			require.NoError(t, ch.Apply(op))
+		}
+		x, _ := ch.Catalog().Type("X")
+		assert.Nil(t, x.propByName, "a narrow type gets no name map")
+		assert.LessOrEqual(t, cap(x.props), 4)
+	})
 }
