@@ -63,7 +63,9 @@
 // In SyncFull and SyncNormal the directory is fsynced whenever a segment is
 // created or deleted, the previous segment is fsynced before a rotation,
 // and a truncated torn tail is fsynced; Stats.Fsyncs counts every fsync.
-// Records found by Open count as durable.
+// Records found by Open count as durable: in SyncFull and SyncNormal, Open
+// fsyncs every segment it loads once, since a session in SyncOff may have
+// left them in the page cache only.
 //
 // A failed fsync or write fails the log for good: every later Append,
 // Sync, Rotate and TruncateBefore returns that error (kind errs.ErrIO).

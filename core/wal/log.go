@@ -202,6 +202,13 @@ func (l *Log) loadSegment(seq uint64, last bool, buf *[]byte) (size int64, _ *os
 
 	bad, _ := scanRecords(data, func(int, byte, []byte) error { return nil })
 	if bad == nil {
+		// A session with sync off may have left this segment in the page
+		// cache only; replay treats its records as durable, so make them so.
+		if l.opts.Sync != SyncOff {
+			if err := l.fsync(f); err != nil {
+				return 0, nil, err
+			}
+		}
 		return int64(len(data)), f, nil
 	}
 	if !last {

@@ -257,6 +257,16 @@ func TestFsyncCountsPerMode(t *testing.T) {
 		l2 := openLog(t, dir, Options{Sync: SyncOff})
 		assert.Zero(t, l2.Stats().Fsyncs)
 	})
+	t.Run("reopening off segments in full fsyncs each once", func(t *testing.T) {
+		dir := t.TempDir()
+		l := openLog(t, dir, Options{Sync: SyncOff, SegmentBytes: 256})
+		appendN(t, l, 0, 20)
+		require.NoError(t, l.Close())
+		segments := l.Stats().Segments
+		require.Greater(t, segments, 1)
+		l2 := openLog(t, dir, Options{Sync: SyncFull})
+		assert.Equal(t, uint64(segments), l2.Stats().Fsyncs, "records written with sync off become durable before they count as such")
+	})
 }
 
 func TestCloseSemantics(t *testing.T) {
@@ -396,7 +406,7 @@ func TestOpenExistingCreatesNoFiles(t *testing.T) {
 	require.NoError(t, l.Close())
 	before := segmentFiles(t, dir)
 	l2 := openLog(t, dir, Options{SegmentBytes: 300})
-	assert.Zero(t, l2.Stats().Fsyncs)
+	assert.Equal(t, uint64(len(before)), l2.Stats().Fsyncs, "one fsync per loaded segment, none of a directory")
 	assert.Equal(t, before, segmentFiles(t, dir))
 }
 
