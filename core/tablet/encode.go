@@ -24,41 +24,124 @@ import (
 
 // Append appends the encoding of t to dst. t must be valid (Validate).
 func Append(dst []byte, t *Tablet) []byte {
+	e := encoder{buf: dst, pos: len(dst)}
+	e.tablet(t)
+	return e.buf
+}
+
+// AppendParts appends the encoding of t to parts as a list of byte slices
+// to be written one after the other, starting at position pos of the
+// record (padding is relative to the record's start), and returns the new
+// parts and position. Large buffers of t are referenced, not copied: t
+// must stay alive and unmodified until the parts are written. t must be
+// valid (Validate).
+func AppendParts(parts [][]byte, pos int, t *Tablet) ([][]byte, int) {
+	e := encoder{parts: parts, gather: true, pos: pos}
+	e.tablet(t)
+	e.flush()
+	return e.parts, e.pos
+}
+
+// borrowMin is the size from which a gathering encoder references a
+// buffer instead of copying it.
+const borrowMin = 4096
+
+// encoder writes a tablet's encoding into buf, or, when gather is set,
+// as parts that reference the tablet's large buffers.
+type encoder struct {
+	buf    []byte
+	parts  [][]byte
+	gather bool
+	pos    int // position in the record, for padding
+}
+
+func (e *encoder) flush() {
+	if len(e.buf) > 0 {
+		e.parts = append(e.parts, e.buf)
+		e.buf = nil
+	}
+}
+
+func (e *encoder) raw(b []byte) {
+	if e.gather && len(b) >= borrowMin {
+		e.flush()
+		e.parts = append(e.parts, b)
+	} else {
+		e.buf = append(e.buf, b...)
+	}
+	e.pos += len(b)
+}
+
+func (e *encoder) small(b []byte) { e.buf = append(e.buf, b...); e.pos += len(b) }
+
+func (e *encoder) uvarint(v uint64) {
+	var tmp [binary.MaxVarintLen64]byte
+	e.small(tmp[:binary.PutUvarint(tmp[:], v)])
+}
+
+func (e *encoder) string(s string) {
+	e.uvarint(uint64(len(s)))
+	e.buf = append(e.buf, s...)
+	e.pos += len(s)
+}
+
+func (e *encoder) pad(align int) {
+	for e.pos%align != 0 {
+		e.small([]byte{0})
+	}
+}
+
+// bits writes n bits of src from bit off, realigned to bit 0 (a copy
+// only when off is not a multiple of 8).
+func (e *encoder) bits(src []byte, off, n int) {
+	if off%8 == 0 {
+		e.raw(src[off/8 : off/8+(n+7)/8])
+		return
+	}
+	e.small(appendBits(nil, src, off, n))
+}
+
+func (e *encoder) tablet(t *Tablet) {
 	n := t.Rows()
-	dst = binary.AppendUvarint(dst, uint64(n))
-	dst = binary.AppendUvarint(dst, uint64(len(t.Columns)))
-	dst = appendString(dst, t.TimeUnit)
-	dst = appendString(dst, t.TimeZone)
-	dst = pad(dst, 8)
-	dst = append(dst, bytesOf(t.Times)...)
+	e.uvarint(uint64(n))
+	e.uvarint(uint64(len(t.Columns)))
+	e.string(t.TimeUnit)
+	e.string(t.TimeZone)
+	e.pad(8)
+	e.raw(bytesOf(t.Times))
 	for i := range t.Columns {
 		c := &t.Columns[i]
-		dst = appendString(dst, c.Name)
+		e.string(c.Name)
 		var flags byte
 		if c.Validity != nil {
 			flags = 1
 		}
-		dst = append(dst, byte(c.Type), flags)
+		e.small([]byte{byte(c.Type), flags})
 		if c.Validity != nil {
-			dst = appendBits(dst, c.Validity, c.Offset, n)
+			e.bits(c.Validity, c.Offset, n)
 		}
 		switch {
 		case c.Type == schema.Boolean:
-			dst = appendBits(dst, c.Values, c.Offset, n)
+			e.bits(c.Values, c.Offset, n)
 		case VarWidth(c.Type):
-			dst = pad(dst, 4)
-			base := c.Offsets[c.Offset]
-			for _, o := range c.Offsets[c.Offset : c.Offset+n+1] {
-				dst = binary.LittleEndian.AppendUint32(dst, uint32(o-base))
+			e.pad(4)
+			offs := c.Offsets[c.Offset : c.Offset+n+1]
+			if base := offs[0]; base == 0 {
+				e.raw(bytesOf(offs))
+			} else {
+				rebased := make([]int32, len(offs))
+				for j, o := range offs {
+					rebased[j] = o - base
+				}
+				e.raw(bytesOf(rebased))
 			}
-			dst = append(dst, c.Data[base:c.Offsets[c.Offset+n]]...)
+			e.raw(c.Data[offs[0]:offs[n]])
 		default:
 			w := Width(c.Type)
-			dst = pad(dst, 8)
-			dst = append(dst, c.Values[c.Offset*w:(c.Offset+n)*w]...)
+			e.pad(8)
+			e.raw(c.Values[c.Offset*w : (c.Offset+n)*w])
 		}
 	}
-	return dst
 }
 
 // AppendSize returns an upper bound of the bytes Append adds for t (the
@@ -172,18 +255,6 @@ func (t *Tablet) Slice(from, to int) *Tablet {
 		s.Columns[i] = c
 	}
 	return s
-}
-
-func appendString(dst []byte, s string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
-}
-
-func pad(dst []byte, align int) []byte {
-	for len(dst)%align != 0 {
-		dst = append(dst, 0)
-	}
-	return dst
 }
 
 // appendBits appends n bits of src starting at bit off, realigned to bit 0.
