@@ -243,7 +243,8 @@ func (db *DB) Apply(op schema.Op) error {
 
 // Insert writes one tablet as a transaction.
 func (db *DB) Insert(typ, device string, t *tablet.Tablet) error {
-	return db.autocommit(func(tx *Tx) error { return tx.Insert(typ, device, t) })
+	// The caller's buffers outlive the commit, so nothing is copied early.
+	return db.autocommit(func(tx *Tx) error { return tx.InsertBorrowed(typ, device, t) })
 }
 
 func (db *DB) autocommit(fn func(*Tx) error) error {
@@ -294,7 +295,7 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 	}
 	var lsn wal.LSN
 	if db.log != nil {
-		lsn, err = db.log.Append(recordCommit, encodeRecord(ops, entries))
+		lsn, err = db.log.AppendParts(recordCommit, recordParts(ops, entries)...)
 		if err != nil {
 			db.commitMu.Unlock()
 			return fmt.Errorf("commit: %w", err)

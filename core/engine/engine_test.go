@@ -504,3 +504,41 @@ func TestModesAndMemoryDatabase(t *testing.T) {
 	_, err := Open(t.TempDir(), Options{Sync: 9})
 	assert.ErrorIs(t, err, errs.ErrInvalidArgument)
 }
+
+func TestBorrowedEntriesLogTheSameRecordAsEncodedOnes(t *testing.T) {
+	big := make([]int64, 5000)
+	for i := range big {
+		big[i] = int64(i)
+	}
+	tabs := []*tablet.Tablet{
+		int64Tablet([]int64{1, 2}, map[string][]int64{"k": {1, 2}}),
+		{Times: big, TimeUnit: "ns", Columns: []tablet.Column{tablet.Int64s("v", big, nil), tablet.Strings("s", make([]string, 5000), nil)}},
+		(&tablet.Tablet{Times: big, Columns: []tablet.Column{tablet.Doubles("d", make([]float64, 5000), nil)}}).Slice(3, 4999),
+	}
+	ops := []schema.Op{{Kind: schema.CreateType, Type: "T"}}
+	var encoded, borrowed []entry
+	for i, tab := range tabs {
+		typ, dev := fmt.Sprintf("T%d", i), strings.Repeat("d", i*3)
+		encoded = append(encoded, entry{typ: typ, device: dev, enc: encodeEntry(typ, dev, tab)})
+		borrowed = append(borrowed, entry{typ: typ, device: dev, t: tab})
+	}
+	want := encodeRecord(ops, encoded)
+	assert.Equal(t, want, encodeRecord(ops, borrowed))
+	rec, err := decodeRecord(want)
+	require.NoError(t, err)
+	require.Len(t, rec.entries, len(tabs))
+	assert.Equal(t, tabs[2].Rows(), rec.entries[2].t.Rows())
+}
+
+func TestAutocommitInsertDoesNotKeepTheCallersTablet(t *testing.T) {
+	db, dir := openDisk(t, Options{AutoCreate: true})
+	vals := []int64{1, 2, 3}
+	require.NoError(t, db.Insert("A", "d", int64Tablet([]int64{1, 2, 3}, map[string][]int64{"k": vals})))
+	vals[0], vals[1], vals[2] = 9, 9, 9 // the caller reuses its buffer after Insert returns
+	assert.Equal(t, map[int64]map[string]any{1: {"k": int64(1)}, 2: {"k": int64(2)}, 3: {"k": int64(3)}}, rowsOf(t, db, "A")["d"])
+	require.NoError(t, db.Close())
+	db2, err := Open(dir, Options{})
+	require.NoError(t, err)
+	defer db2.Close()
+	assert.Equal(t, map[int64]map[string]any{1: {"k": int64(1)}, 2: {"k": int64(2)}, 3: {"k": int64(3)}}, rowsOf(t, db2, "A")["d"])
+}

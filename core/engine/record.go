@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -37,20 +38,45 @@ func entryTabletPos(enc []byte) int {
 	return (pos + 7) &^ 7
 }
 
+// recordParts returns a commit record as parts to write one after the
+// other: the head, then per entry its padding and its encoding. An entry
+// encoded at Insert is written from that encoding; a borrowed entry is
+// encoded here as parts that reference the caller's buffers, so a bulk
+// insert's data is not copied on its way to the log.
+func recordParts(ops []schema.Op, entries []entry) [][]byte {
+	head := []byte{recordVersion}
+	head = schema.AppendOps(head, ops)
+	head = binary.AppendUvarint(head, uint64(len(entries)))
+	parts := make([][]byte, 0, 1+4*len(entries))
+	parts = append(parts, head)
+	pos := len(head)
+	pad := func() {
+		if n := -pos & 7; n > 0 {
+			parts = append(parts, zeros[:n])
+			pos += n
+		}
+	}
+	for _, e := range entries {
+		pad()
+		if e.enc != nil {
+			parts = append(parts, e.enc)
+			pos += len(e.enc)
+			continue
+		}
+		names := appendString(appendString(nil, e.typ), e.device)
+		parts = append(parts, names)
+		pos += len(names)
+		pad()
+		parts, pos = tablet.AppendParts(parts, pos, e.t)
+	}
+	return parts
+}
+
+var zeros [8]byte
+
+// encodeRecord returns the record of recordParts as one buffer.
 func encodeRecord(ops []schema.Op, entries []entry) []byte {
-	size := 64
-	for _, e := range entries {
-		size += len(e.enc) + 8
-	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, recordVersion)
-	buf = schema.AppendOps(buf, ops)
-	buf = binary.AppendUvarint(buf, uint64(len(entries)))
-	for _, e := range entries {
-		buf = padTo(buf, 8)
-		buf = append(buf, e.enc...)
-	}
-	return buf
+	return bytes.Join(recordParts(ops, entries), nil)
 }
 
 type record struct {

@@ -25,7 +25,8 @@ type Tx struct {
 }
 
 // entry is one inserted tablet, encoded for the log at Insert time so the
-// caller's buffers are free once Insert returns; t is decoded from enc.
+// caller's buffers are free once Insert returns (t is decoded from enc),
+// or borrowed (InsertBorrowed: enc is nil and t is the caller's).
 type entry struct {
 	typ, device string
 	t           *tablet.Tablet
@@ -92,6 +93,18 @@ func (tx *Tx) applyOps(ops []schema.Op) error {
 // tablet's columns) in this transaction. The tablet's buffers may be
 // reused once Insert returns.
 func (tx *Tx) Insert(typ, device string, t *tablet.Tablet) error {
+	return tx.insert(typ, device, t, false)
+}
+
+// InsertBorrowed adds a tablet like Insert but keeps using its buffers
+// instead of copying them: the caller keeps them valid and unmodified
+// until Commit or Rollback returns. A bulk insert is then copied once,
+// into the memtable, and written to the log from the caller's memory.
+func (tx *Tx) InsertBorrowed(typ, device string, t *tablet.Tablet) error {
+	return tx.insert(typ, device, t, true)
+}
+
+func (tx *Tx) insert(typ, device string, t *tablet.Tablet, borrow bool) error {
 	if err := tx.check("insert"); err != nil {
 		return err
 	}
@@ -111,17 +124,20 @@ func (tx *Tx) Insert(typ, device string, t *tablet.Tablet) error {
 	if err != nil {
 		return fmt.Errorf("insert into %q: %w", typ, err)
 	}
-	enc := encodeEntry(typ, device, t)
-	decoded, _, err := tablet.DecodeTrusted(enc, entryTabletPos(enc)) // t passed Validate above
-	if err != nil {
-		return fmt.Errorf("insert into %q: re-reading encoded tablet: %v: %w", typ, err, errs.ErrInternal)
+	e := entry{typ: typ, device: device, t: t}
+	if !borrow {
+		e.enc = encodeEntry(typ, device, t)
+		e.t, _, err = tablet.DecodeTrusted(e.enc, entryTabletPos(e.enc)) // t passed Validate above
+		if err != nil {
+			return fmt.Errorf("insert into %q: re-reading encoded tablet: %v: %w", typ, err, errs.ErrInternal)
+		}
 	}
 	if len(auto) > 0 {
 		if err := tx.applyOps(auto); err != nil {
 			return fmt.Errorf("insert into %q: %w", typ, err)
 		}
 	}
-	tx.entries = append(tx.entries, entry{typ: typ, device: device, t: decoded, enc: enc})
+	tx.entries = append(tx.entries, e)
 	return nil
 }
 
