@@ -313,11 +313,19 @@ func arcadego_insert_stream(db C.uintptr_t, typ, device *C.char, cs *C.struct_Ar
 			if err != nil {
 				return err
 			}
-			defer tx.Rollback() // a no-op after Commit
-			// Each batch is copied into the transaction and released at once.
+			// The batches are held until the commit has returned, so the
+			// transaction borrows their buffers instead of copying them:
+			// the data is copied once, into the memtable.
+			var batches []*batch
+			defer func() {
+				tx.Rollback() // a no-op after Commit
+				for _, b := range batches {
+					b.release()
+				}
+			}()
 			err = readStream(d.context(), cs, d.timeColumn, func(b *batch) error {
-				defer b.release()
-				return tx.Insert(name, dev, b.tab)
+				batches = append(batches, b)
+				return tx.InsertBorrowed(name, dev, b.tab)
 			})
 			if err != nil {
 				return err
