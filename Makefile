@@ -62,8 +62,8 @@ bench: bench-go bench-python
 
 bench-go:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 20x ./core/memtable/ ./core/schema/ ./arrowbridge/
-	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'InsertExpansion|SchemaBatch' -benchtime 10x ./core/engine/
-	CGO_ENABLED=0 $(GO) test -run '^$$' -bench QueryDuringExpansion -benchtime 2000x ./core/engine/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'InsertExpansion|SchemaBatch|BulkInsert' -benchtime 10x ./core/engine/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench QueryDuringExpansion -benchtime 10x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 200x ./core/wal/
 	$(MAKE) lib
 	CGO_ENABLED=0 ARCADEGO_LIB=$(CURDIR)/$(LIB) $(GO) test -run '^$$' -bench Insert -benchtime 20x ./tests/abi/
