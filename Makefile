@@ -61,12 +61,13 @@ crash:
 bench: bench-go bench-python
 
 bench-go:
-	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 20x ./core/memtable/ ./core/schema/ ./arrowbridge/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 200x ./core/memtable/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 20x ./core/schema/ ./arrowbridge/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'InsertExpansion|SchemaBatch|BulkInsert' -benchtime 10x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench QueryDuringExpansion -benchtime 10x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 200x ./core/wal/
 	$(MAKE) lib
-	CGO_ENABLED=0 ARCADEGO_LIB=$(CURDIR)/$(LIB) $(GO) test -run '^$$' -bench Insert -benchtime 20x ./tests/abi/
+	CGO_ENABLED=0 ARCADEGO_LIB=$(CURDIR)/$(LIB) $(GO) test -run '^$$' -bench 'Insert|Scan' -benchtime 20x ./tests/abi/
 
 bench-python: venv
 	$(VENV)/bin/python tests/bench/bench_ingest.py
