@@ -254,6 +254,7 @@ class Transaction(_Schema):
         err = ctypes.c_void_p()
         # Not handed off: a commit that reached its log write is not
         # interruptible anyway.
+        self._db._formats.clear()
         status = _lib.lib.arcadego_commit(handle, ctypes.byref(err))
         _lib.check(status, err)
 
@@ -309,6 +310,11 @@ class Database(_Schema):
         self._ddl_lock = threading.Lock()
         self._autocommit_ddl = 0
         self._warned = False
+        # Property formats per type for _hints; cleared by anything that can
+        # change the schema (DDL, commits, auto-creating inserts). Every
+        # schema change of this database goes through this object: the
+        # directory lock admits one handle per database.
+        self._formats: dict[str, dict[str, str]] = {}
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -379,6 +385,7 @@ class Database(_Schema):
         """
         handle = self._require_open()
         err = ctypes.c_void_p()
+        self._formats.clear()
         status = _lib.lib.arcadego_exec(handle, _encode(script, "script"), ctypes.byref(err))
         _lib.check(status, err)
         self._count_autocommit_ddl()
@@ -421,16 +428,19 @@ class Database(_Schema):
         the values alone cannot tell (all None, ints for a DOUBLE, ...)."""
         if all(isinstance(v, np.ndarray) for v in data.values()):
             return {}
-        try:
-            props = self.describe(type_name).get("properties") or []
-        except NotFoundError:
-            return {}
-        out = {}
-        for p in props:
-            fmt = _export.PROPERTY_FORMATS.get(str(p.get("type", "")).upper())
-            if fmt is not None and p.get("name") in data:
-                out[p["name"]] = fmt
-        return out
+        formats = self._formats.get(type_name)
+        if formats is None or any(k not in formats and k != self.time_column for k in data):
+            try:
+                props = self.describe(type_name).get("properties") or []
+            except NotFoundError:
+                return {}
+            formats = {}
+            for p in props:
+                fmt = _export.PROPERTY_FORMATS.get(str(p.get("type", "")).upper())
+                if fmt is not None:
+                    formats[str(p.get("name"))] = fmt
+            self._formats[type_name] = formats
+        return {name: fmt for name, fmt in formats.items() if name in data}
 
     # -- reads -------------------------------------------------------------
 

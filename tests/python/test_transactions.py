@@ -115,3 +115,19 @@ def test_if_exists_flags(mem_db: arcadego.Database) -> None:
     mem_db.drop_type("A", if_exists=True)
     with pytest.raises(arcadego.NotFoundError):
         mem_db.drop_type("A")
+
+
+def test_dict_lists_follow_the_schema_after_it_changes(arcadego_db: arcadego.Database) -> None:
+    # Lists of Python ints take the property's type; the package remembers
+    # property types per type and must forget them when the schema changes.
+    db = arcadego_db
+    db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k DOUBLE")
+    db.insert("A", {"time": [1], "k": [1]})
+    db.execute("DROP PROPERTY A.k; CREATE PROPERTY A.k INT64")
+    db.insert("A", {"time": [2], "k": [2]})
+    with db.transaction() as tx:
+        tx.drop_property("A", "k")
+        tx.create_property("A", "k", "DOUBLE")
+    db.insert("A", {"time": [3], "k": [3]})
+    assert db.scan("A").to_pydict()["k"] == [None, None, 3.0]
+    assert isinstance(db.scan("A", start=3).to_pylist()[0]["k"], float)
