@@ -440,7 +440,7 @@ class Database(_Schema):
                 if fmt is not None:
                     formats[str(p.get("name"))] = fmt
             self._formats[type_name] = formats
-        return {name: fmt for name, fmt in formats.items() if name in data}
+        return {name: formats[name] for name in data if name in formats}
 
     # -- reads -------------------------------------------------------------
 
