@@ -107,7 +107,7 @@ def main() -> None:
             print(f"inserted one row with {width:,} new columns ({kind}) into a 1,000-row chunk in "
                   f"{ms(took)}; type Wide now has {props:,} properties")
             t0 = time.perf_counter()
-            db.insert("Wide", {"time": [1001], "c5000": [1.5]}, device="w")
+            db.insert("Wide", {"time": np.array([1001]), "c5000": np.array([1.5])}, device="w")
             timings.append(("next 1-column write to that chunk", time.perf_counter() - t0))
 
             # 4. Query results.
