@@ -170,8 +170,8 @@ _exported: dict[int, object] = {}
 
 
 def _refs(table: dict[int, object], key: int) -> int:
-    obj = table[key]
-    return sys.getrefcount(obj)
+    obj = table.get(key)  # None: another thread's sweep took it
+    return sys.getrefcount(obj) if obj is not None else 0
 
 
 # References of an object held only by a dict, as _refs counts them (the
@@ -186,10 +186,14 @@ def sweep_stream_capsules() -> None:
     for address in list(_exported):
         if _refs(_exported, address) > _ONLY_IN_REGISTRY:
             continue
+        # Taken out before the release, which runs without the GIL: another
+        # thread's sweep then no longer sees it (dict.pop is atomic), so no
+        # stream is released or freed twice.
+        if _exported.pop(address, None) is None:
+            continue
         stream = ArrowArrayStream.from_address(address)
         if stream.release and not any(check() for check in _skip_release):
             StreamRelease(stream.release)(ctypes.pointer(stream))
-        del _exported[address]
         _free(address)
 
 

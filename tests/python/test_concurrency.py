@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import warnings
@@ -123,3 +124,37 @@ def test_fork_child_gets_a_clear_error(arcadego_db: arcadego.Database) -> None:
     assert "spawn or forkserver" in message
     assert message.count("forked child") == 2
     assert arcadego_db.types() == ["A"]  # the parent is unaffected
+
+
+def test_two_sweeps_release_and_free_each_stream_once(
+        mem_db: arcadego.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A stream's release callback runs without the GIL, so another thread's
+    # sweep (any scan converting its result) can run in the middle of it. The
+    # second sweep is run there deterministically, from inside the release.
+    from arcadego import _cdata
+
+    mem_db.insert("S", {"time": [1], "k": [1]})
+    _cdata.sweep_stream_capsules()
+    releases: list[int] = []
+    frees: list[int] = []
+    real_release, real_free = _cdata.StreamRelease, _cdata._free
+
+    def release(fnptr: object) -> object:
+        def call(ptr: object) -> None:
+            releases.append(ctypes.addressof(ptr.contents))  # type: ignore[attr-defined]
+            if len(releases) == 1:
+                _cdata.sweep_stream_capsules()  # the other thread
+            real_release(fnptr)(ptr)
+        return call
+
+    monkeypatch.setattr(_cdata, "StreamRelease", release)
+    monkeypatch.setattr(_cdata, "_free", frees.append)  # freed below, once each
+    mem_db.scan("S").__arrow_c_stream__()  # dropped at once, never consumed
+    try:
+        _cdata.sweep_stream_capsules()
+    finally:
+        monkeypatch.undo()
+        for address in set(frees):
+            real_free(address)
+    assert len(releases) == 1 and frees == releases
+    assert _cdata.exported_streams() == 0
