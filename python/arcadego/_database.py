@@ -254,8 +254,12 @@ class Transaction(_Schema):
         err = ctypes.c_void_p()
         # Not handed off: a commit that reached its log write is not
         # interruptible anyway.
-        self._db._formats.clear()
-        status = _lib.lib.arcadego_commit(handle, ctypes.byref(err))
+        try:
+            status = _lib.lib.arcadego_commit(handle, ctypes.byref(err))
+        finally:
+            # After the call: another thread may have cached the old schema
+            # while it ran (without the GIL).
+            self._db._formats.clear()
         _lib.check(status, err)
 
     def rollback(self) -> None:
@@ -385,8 +389,11 @@ class Database(_Schema):
         """
         handle = self._require_open()
         err = ctypes.c_void_p()
-        self._formats.clear()
-        status = _lib.lib.arcadego_exec(handle, _encode(script, "script"), ctypes.byref(err))
+        script_bytes = _encode(script, "script")
+        try:
+            status = _lib.lib.arcadego_exec(handle, script_bytes, ctypes.byref(err))
+        finally:
+            self._formats.clear()  # after the call, as in Transaction.commit
         _lib.check(status, err)
         self._count_autocommit_ddl()
 
