@@ -36,3 +36,13 @@ def schema_db(arcadego_db: arcadego.Database) -> arcadego.Database:
         tx.create_property("A", "b", "BOOLEAN")
         tx.create_index("A", ["k"])
     return arcadego_db
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when anything was skipped: a skip is not a pass (a
+    dependency missing from the venv would otherwise skip whole modules)."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if skipped and session.exitstatus == 0:
+        print(f"\n{len(skipped)} skipped tests are not allowed: every suite of make test must run")
+        session.exitstatus = 1

@@ -76,3 +76,26 @@ def test_library_comes_from_the_package_or_the_override() -> None:
     assert Path(path).name == "libarcadego.so"
     assert arcadego.library_version() == arcadego.__version__
     assert (Path(arcadego.__file__).parent / "py.typed").exists()
+
+
+def test_a_skipped_test_fails_the_suite(pytester: pytest.Pytester) -> None:
+    # make test must not pass a test that did not run (a dependency missing
+    # from the venv makes importorskip skip a whole module).
+    pytester.makeconftest((Path(__file__).parent / "conftest.py").read_text())
+    pytester.makepyfile(
+        test_runs="""
+        def test_runs():
+            pass
+        """,
+        test_skipped="""
+        import pytest
+
+        missing = pytest.importorskip("no_such_module_arcadego")
+
+        def test_never_runs():
+            pass
+        """,
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*skipped tests are not allowed*"])
