@@ -1074,3 +1074,43 @@ func TestClosingTheDatabaseEndsItsResultStreams(t *testing.T) {
 	assert.Contains(t, se.msg, "closed")
 	assert.Equal(t, []string{"device", "time", "k", "s"}, r.names)
 }
+
+// TestNullErrIsAccepted makes each export fail with err NULL: the status
+// code still comes back, and the input is still released.
+func TestNullErrIsAccepted(t *testing.T) {
+	db := openDB(t, "", "")
+	execDDL(t, db, schemaAB)
+	tx := begin(t, db)
+	defer lib.rollback(tx)
+	cases := map[string]struct {
+		code int
+		call func() int32
+	}{
+		"open":        {codeInvalidArgument, func() int32 { var d uintptr; return lib.open(nil, cstr("{"), &d, nil) }},
+		"close":       {codeClosed, func() int32 { return lib.close(0xfeedface, nil) }},
+		"begin":       {codeInvalidArgument, func() int32 { return lib.begin(db, nil, nil) }},
+		"exec":        {codeAlreadyExists, func() int32 { return lib.exec(db, cstr(schemaAB), nil) }},
+		"tx_exec":     {codeInvalidArgument, func() int32 { return lib.txExec(tx, cstr("CREATE"), nil) }},
+		"commit":      {codeClosed, func() int32 { return lib.commit(0xfeedface, nil) }},
+		"describe":    {codeNotFound, func() int32 { var j uintptr; return lib.describe(db, cstr("Nope"), &j, nil) }},
+		"set_runtime": {codeInvalidArgument, func() int32 { return lib.setRuntime(cstr(`{"gomaxprocs": 0}`), nil) }},
+		"scan": {codeNotFound, func() int32 {
+			s := libc.calloc(1, unsafe.Sizeof(cStream{}))
+			defer libc.free(s)
+			return lib.scan(db, cstr(`{"type": "Nope"}`), s, nil)
+		}},
+		"insert": {codeInvalidArgument, func() int32 {
+			b := goodBatch(t)
+			defer assertReleasedOnce(t, b)
+			return lib.insert(db, nil, nil, b.schemaAddr, b.arrayAddr, nil)
+		}},
+		"tx_insert_stream": {codeInvalidArgument, func() int32 {
+			s, st := exportStream(t, &streamState{failAt: -1})
+			defer func() { assert.Equal(t, 1, st.released) }()
+			return lib.txInsertStream(tx, nil, nil, s, nil)
+		}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) { assert.Equal(t, int32(c.code), c.call()) })
+	}
+}
