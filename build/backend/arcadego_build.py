@@ -3,8 +3,9 @@
 build_wheel runs the Go build of the shared library (build/lib.sh OUTDIR,
 or `go build -buildmode=c-shared` directly when the script is missing) and
 writes a wheel holding python/arcadego/* plus libarcadego.so, tagged
-py3-none-manylinux_2_34_<arch>: pure Python over ctypes, so any CPython 3,
-but the library built on Debian 12 needs glibc >= 2.34.
+py3-none-manylinux_<glibc the library needs>_<arch>: pure Python over
+ctypes, so any CPython 3, on the glibc the library needs (2.34 when built
+on Debian 12, read from its symbol versions).
 
 Config settings (pip install . --config-settings=KEY=VALUE):
   lib=PATH    use this prebuilt libarcadego.so instead of building
@@ -162,18 +163,33 @@ def _entry_points() -> str:
     return "\n".join(out)
 
 
-def _platform_tag() -> str:
+def _glibc_needed(lib_path: str | None) -> tuple[int, int]:
+    """The newest GLIBC_x.y symbol version the library needs (its version
+    strings are plain text in the ELF file); (2, 17) when none is found."""
+    best = (2, 17)
+    if lib_path is None or not os.path.exists(lib_path):
+        return (2, 34)  # what a build on Debian 12 needs
+    with open(lib_path, "rb") as fh:
+        for m in re.finditer(rb"GLIBC_(\d+)\.(\d+)", fh.read()):
+            best = max(best, (int(m.group(1)), int(m.group(2))))
+    return best
+
+
+def _platform_tag(lib_path: str | None = None) -> str:
     if sys.platform.startswith("linux"):
         machine = platform.machine().lower()
         machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
-        return f"manylinux_2_34_{machine}"
+        major, minor = _glibc_needed(lib_path)
+        return f"manylinux_{major}_{minor}_{machine}"
     import sysconfig
 
     return re.sub(r"[-.]", "_", sysconfig.get_platform())
 
 
-def _tag() -> str:
-    return f"py3-none-{_platform_tag()}"
+def _tag(lib_path: str | None = None) -> str:
+    """The wheel tag: any CPython 3 (ctypes, no extension module), on the
+    platform and glibc the built library needs."""
+    return f"py3-none-{_platform_tag(lib_path)}"
 
 
 def _dist_info_name() -> str:
@@ -305,10 +321,10 @@ prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
 def build_wheel(wheel_directory: str, config_settings: dict[str, Any] | None = None,
                 metadata_directory: str | None = None) -> str:
     """Build the library and write the wheel; returns its file name."""
-    tag = _tag()
-    name = f"{PACKAGE}-{_version()}-{tag}.whl"
     with tempfile.TemporaryDirectory(prefix="arcadego-build-") as tmp:
         lib_path = _build_library(tmp, config_settings)
+        tag = _tag(lib_path)
+        name = f"{PACKAGE}-{_version()}-{tag}.whl"
         os.makedirs(wheel_directory, exist_ok=True)
         w = _WheelWriter(os.path.join(wheel_directory, name))
         for f in _package_files():
@@ -325,10 +341,10 @@ def build_editable(wheel_directory: str, config_settings: dict[str, Any] | None 
                    metadata_directory: str | None = None) -> str:
     """PEP 660: a wheel with a .pth pointing at python/, and the library
     built into python/arcadego/ (ignored by git)."""
-    tag = _tag()
-    name = f"{PACKAGE}-{_version()}-{tag}.whl"
     with tempfile.TemporaryDirectory(prefix="arcadego-build-") as tmp:
         lib_path = _build_library(tmp, config_settings)
+        tag = _tag(lib_path)
+        name = f"{PACKAGE}-{_version()}-{tag}.whl"
         target = os.path.join(PACKAGE_DIR, LIBRARY)
         if os.path.abspath(lib_path) != os.path.abspath(target):
             shutil.copyfile(lib_path, target)

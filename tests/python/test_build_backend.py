@@ -94,3 +94,14 @@ def test_toml_fallback_parser_reads_our_pyproject(backend: ModuleType) -> None:
 def test_missing_prebuilt_library_is_an_error(backend: ModuleType, tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="does not exist"):
         backend.build_wheel(str(tmp_path), {"lib": str(tmp_path / "nope.so")})
+
+
+def test_wheel_tag_follows_the_glibc_the_library_needs(backend: ModuleType, tmp_path: Path) -> None:
+    lib = tmp_path / "libfake.so"
+    lib.write_bytes(b"\x7fELF\0GLIBC_2.2.5\0GLIBC_2.17\0GLIBC_2.28\0other\0")
+    assert backend._glibc_needed(str(lib)) == (2, 28)
+    if sys.platform.startswith("linux"):
+        assert backend._tag(str(lib)).startswith("py3-none-manylinux_2_28_")
+    old = tmp_path / "libold.so"
+    old.write_bytes(b"\x7fELF\0no versions here\0")
+    assert backend._glibc_needed(str(old)) == (2, 17)
