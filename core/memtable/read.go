@@ -79,6 +79,9 @@ type rowSet struct {
 	order []int32
 	ends  []int32
 	times []int64
+	// run: output row k is chunk row order[0]+k (times arrived in order
+	// and none repeats), so columns can be copied a block run at a time.
+	run bool
 }
 
 func (s Snapshot) selectRows(start, end int64) rowSet {
@@ -109,12 +112,15 @@ func (s Snapshot) selectRows(start, end int64) rowSet {
 		// Stable: equal times keep arrival order, which the merge needs.
 		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(timeAt(a), timeAt(b)) })
 	}
-	rs := rowSet{order: order, ends: make([]int32, 0, len(order)), times: make([]int64, 0, len(order))}
+	rs := rowSet{order: order, ends: make([]int32, 0, len(order)), times: make([]int64, 0, len(order)), run: s.st.sorted}
 	for i := 0; i < len(order); {
 		t := timeAt(order[i])
 		j := i + 1
 		for j < len(order) && timeAt(order[j]) == t {
 			j++
+		}
+		if j > i+1 {
+			rs.run = false
 		}
 		rs.times = append(rs.times, t)
 		rs.ends = append(rs.ends, int32(j))
@@ -159,6 +165,50 @@ func (s Snapshot) views(vs []view, p int, typ schema.PropertyType) {
 	}
 }
 
+// copyRun copies the fixed-width values of chunk rows [r0, r0+n) into
+// out (output row k = chunk row r0+k) block run by block run, sets their
+// bits in valid, and returns how many are valid: the fast path of a read
+// whose rows arrived in time order without repeats.
+func (s Snapshot) copyRun(out, valid []byte, wd, r0, n int, vs []view) int {
+	count := 0
+	for k := 0; k < n; {
+		r := r0 + k
+		v := &vs[r>>s.shift]
+		i := r & (s.blockRows - 1)
+		span := min(n-k, s.blockRows-i) // rows of this block in the run
+		if a, z := max(i, v.lo), min(i+span, v.end); a < z {
+			at := k + a - i // output row of block row a
+			copy(out[at*wd:], v.vals[(a-v.lo)*wd:(z-v.lo)*wd])
+			if bits := v.ext.validity(); bits == nil {
+				setByteBits(valid, at, at+z-a)
+				count += z - a
+			} else {
+				for j := a; j < z; j++ {
+					if loadBit(bits, j-v.lo) {
+						valid[(at+j-a)>>3] |= 1 << ((at + j - a) & 7)
+						count++
+					}
+				}
+			}
+		}
+		k += span
+	}
+	return count
+}
+
+// setByteBits sets bits [from, to) of an LSB-first bitmap.
+func setByteBits(b []byte, from, to int) {
+	for ; from < to && from&7 != 0; from++ {
+		b[from>>3] |= 1 << (from & 7)
+	}
+	for ; from+8 <= to; from += 8 {
+		b[from>>3] = 0xff
+	}
+	for ; from < to; from++ {
+		b[from>>3] |= 1 << (from & 7)
+	}
+}
+
 // cell returns the view of chunk row r and the row's index in its
 // buffers, or nil when the row is null.
 func (s Snapshot) cell(vs []view, r int32) (*view, int) {
@@ -198,7 +248,10 @@ func (s Snapshot) readColumn(ref ColumnRef, rs rowSet, vs []view) tablet.Column 
 		}
 	}
 	nulls := nout
-	if p >= 0 {
+	if p >= 0 && rs.run && wd > 0 && nout > 0 {
+		s.views(vs, p, ref.Type)
+		nulls -= s.copyRun(col.Values, valid, wd, int(rs.order[0]), nout, vs)
+	} else if p >= 0 {
 		s.views(vs, p, ref.Type)
 		begin := int32(0)
 		for k, e := range rs.ends {
