@@ -165,35 +165,60 @@ func (s Snapshot) views(vs []view, p int, typ schema.PropertyType) {
 	}
 }
 
-// copyRun copies the fixed-width values of chunk rows [r0, r0+n) into
-// out (output row k = chunk row r0+k) block run by block run, sets their
-// bits in valid, and returns how many are valid: the fast path of a read
-// whose rows arrived in time order without repeats.
-func (s Snapshot) copyRun(out, valid []byte, wd, r0, n int, vs []view) int {
+// copyRun copies the values of chunk rows [r0, r0+n) into col (output
+// row k = chunk row r0+k) block run by block run, sets their bits in
+// valid, and returns how many are valid: the fast path of a read whose
+// rows arrived in time order without repeats. wd is 0 for String and
+// Binary, whose col.Offsets has n+1 entries.
+func (s Snapshot) copyRun(col *tablet.Column, valid []byte, wd, r0, n int, vs []view) int {
 	count := 0
 	for k := 0; k < n; {
 		r := r0 + k
 		v := &vs[r>>s.shift]
 		i := r & (s.blockRows - 1)
 		span := min(n-k, s.blockRows-i) // rows of this block in the run
-		if a, z := max(i, v.lo), min(i+span, v.end); a < z {
-			at := k + a - i // output row of block row a
-			copy(out[at*wd:], v.vals[(a-v.lo)*wd:(z-v.lo)*wd])
-			if bits := v.ext.validity(); bits == nil {
-				setByteBits(valid, at, at+z-a)
-				count += z - a
-			} else {
-				for j := a; j < z; j++ {
-					if loadBit(bits, j-v.lo) {
-						valid[(at+j-a)>>3] |= 1 << ((at + j - a) & 7)
-						count++
-					}
+		a, z := max(i, v.lo), min(i+span, v.end)
+		if a >= z { // no values in this run: nulls
+			if wd == 0 {
+				fillOffsets(col.Offsets, k, k+span)
+			}
+			k += span
+			continue
+		}
+		at := k + a - i // output row of block row a
+		if wd > 0 {
+			copy(col.Values[at*wd:], v.vals[(a-v.lo)*wd:(z-v.lo)*wd])
+		} else {
+			fillOffsets(col.Offsets, k, at) // rows before the column's block
+			offs := v.ext.offs[a-v.lo : z-v.lo+1]
+			base := int32(len(col.Data)) - offs[0]
+			col.Data = append(col.Data, v.ext.data[offs[0]:offs[len(offs)-1]]...)
+			for j, o := range offs[1:] {
+				col.Offsets[at+1+j] = base + o
+			}
+			fillOffsets(col.Offsets, at+z-a, k+span) // rows after it
+		}
+		if bits := v.ext.validity(); bits == nil {
+			setByteBits(valid, at, at+z-a)
+			count += z - a
+		} else {
+			for j := a; j < z; j++ {
+				if loadBit(bits, j-v.lo) {
+					valid[(at+j-a)>>3] |= 1 << ((at + j - a) & 7)
+					count++
 				}
 			}
 		}
 		k += span
 	}
 	return count
+}
+
+// fillOffsets makes output rows [from, to) empty: offsets[k+1] = offsets[k].
+func fillOffsets(offsets []int32, from, to int) {
+	for k := from; k < to; k++ {
+		offsets[k+1] = offsets[k]
+	}
 }
 
 // setByteBits sets bits [from, to) of an LSB-first bitmap.
@@ -248,9 +273,9 @@ func (s Snapshot) readColumn(ref ColumnRef, rs rowSet, vs []view) tablet.Column 
 		}
 	}
 	nulls := nout
-	if p >= 0 && rs.run && wd > 0 && nout > 0 {
+	if p >= 0 && rs.run && ref.Type != schema.Boolean && nout > 0 {
 		s.views(vs, p, ref.Type)
-		nulls -= s.copyRun(col.Values, valid, wd, int(rs.order[0]), nout, vs)
+		nulls -= s.copyRun(&col, valid, wd, int(rs.order[0]), nout, vs)
 	} else if p >= 0 {
 		s.views(vs, p, ref.Type)
 		begin := int32(0)

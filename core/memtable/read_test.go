@@ -17,7 +17,7 @@ import (
 // start and end inside blocks.
 func TestReadRunMatchesRowByRowMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	types := []schema.PropertyType{schema.Int64, schema.Int32, schema.Double, schema.Float, schema.Date, schema.Timestamp}
+	types := []schema.PropertyType{schema.Int64, schema.String, schema.Double, schema.Binary, schema.Int32, schema.Float}
 	for trial := range 40 {
 		c := New(Options{BlockRows: 8}).Chunk(1, "d")
 		next := 0
@@ -25,7 +25,7 @@ func TestReadRunMatchesRowByRowMerge(t *testing.T) {
 			n := 1 + rng.IntN(13)
 			var colIDs []schema.PropertyID
 			w := tab(seq(next, n))
-			for id := range schema.PropertyID(4) {
+			for id := range schema.PropertyID(len(types)) {
 				if rng.IntN(3) == 0 {
 					continue // the column is absent from this write: a gap
 				}
@@ -41,7 +41,7 @@ func TestReadRunMatchesRowByRowMerge(t *testing.T) {
 			require.NoError(t, c.Write(w, colIDs))
 			next += n
 		}
-		refs := make([]ColumnRef, 4)
+		refs := make([]ColumnRef, len(types))
 		for id := range refs {
 			refs[id] = ref(schema.PropertyID(id), fmt.Sprint("c", id), types[id])
 		}
