@@ -76,14 +76,18 @@ func checkHeader(h []byte, seq uint64) (off int, problem string, ok bool) {
 	return 0, "", true
 }
 
-// appendFrame appends the framed record to dst.
-func appendFrame(dst []byte, kind byte, payload []byte) []byte {
-	start := len(dst)
-	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(payload)))
-	dst = append(dst, 0, 0, 0, 0, kind)
-	dst = append(dst, payload...)
-	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(dst[start+8:], castagnoli))
-	return dst
+// appendFrameHeader appends the header of a record whose payload is
+// parts: length, CRC-32C over kind and payload, kind.
+func appendFrameHeader(dst []byte, kind byte, parts [][]byte) []byte {
+	size := 0
+	crc := crc32.Update(0, castagnoli, []byte{kind})
+	for _, p := range parts {
+		size += len(p)
+		crc = crc32.Update(crc, castagnoli, p)
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(size))
+	dst = binary.LittleEndian.AppendUint32(dst, crc)
+	return append(dst, kind)
 }
 
 // badRecord is where and why a segment stops holding valid records.

@@ -2,10 +2,8 @@ package wal
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -317,10 +315,8 @@ func (l *Log) Append(kind byte, payload []byte) (LSN, error) {
 // a bulk insert's data. The parts may be reused once it returns.
 func (l *Log) AppendParts(kind byte, parts ...[]byte) (LSN, error) {
 	size := 0
-	crc := crc32.Update(0, castagnoli, []byte{kind})
 	for _, p := range parts {
 		size += len(p)
-		crc = crc32.Update(crc, castagnoli, p)
 	}
 	if size > MaxPayload {
 		return 0, fmt.Errorf("wal append of %d bytes: exceeds MaxPayload (%d): %w", size, MaxPayload, errs.ErrInvalidArgument)
@@ -338,7 +334,7 @@ func (l *Log) AppendParts(kind byte, parts ...[]byte) (LSN, error) {
 		}
 		cur = &l.segs[len(l.segs)-1]
 	}
-	if err := l.writeFrame(cur.size, kind, uint32(size), crc, parts); err != nil {
+	if err := l.writeFrame(cur.size, kind, parts); err != nil {
 		return 0, l.fail(ioErr("write", err))
 	}
 	lsn := pos(cur.seq, cur.size)
@@ -355,10 +351,8 @@ const directPart = 64 << 10
 
 // writeFrame writes a record frame at off in as few writes as small parts
 // allow. Called with mu held.
-func (l *Log) writeFrame(off int64, kind byte, size, crc uint32, parts [][]byte) error {
-	l.buf = binary.LittleEndian.AppendUint32(l.buf[:0], size)
-	l.buf = binary.LittleEndian.AppendUint32(l.buf, crc)
-	l.buf = append(l.buf, kind)
+func (l *Log) writeFrame(off int64, kind byte, parts [][]byte) error {
+	l.buf = appendFrameHeader(l.buf[:0], kind, parts)
 	flush := func() error {
 		if len(l.buf) == 0 {
 			return nil

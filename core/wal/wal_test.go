@@ -536,3 +536,8 @@ func TestAppendPartsEqualsAppendOfTheJoinedPayload(t *testing.T) {
 	assert.Zero(t, l2.Stats().Truncated, "every frame's checksum holds")
 	assertRecords(t, want, replayAll(t, l2))
 }
+
+// appendFrame appends a whole framed record, as tests build files by hand.
+func appendFrame(dst []byte, kind byte, payload []byte) []byte {
+	return append(appendFrameHeader(dst, kind, [][]byte{payload}), payload...)
+}
