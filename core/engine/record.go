@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -73,11 +72,6 @@ func recordParts(ops []schema.Op, entries []entry) [][]byte {
 }
 
 var zeros [8]byte
-
-// encodeRecord returns the record of recordParts as one buffer.
-func encodeRecord(ops []schema.Op, entries []entry) []byte {
-	return bytes.Join(recordParts(ops, entries), nil)
-}
 
 type record struct {
 	ops     []schema.Op

@@ -1,0 +1,13 @@
+package engine
+
+import (
+	"bytes"
+
+	"github.com/arcadego/arcadego/core/schema"
+)
+
+// encodeRecord returns the record of recordParts as one buffer, as the
+// log stores it.
+func encodeRecord(ops []schema.Op, entries []entry) []byte {
+	return bytes.Join(recordParts(ops, entries), nil)
+}
