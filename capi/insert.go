@@ -127,35 +127,39 @@ func insertArgs(typ, device *C.char) (string, string, error) {
 
 //export arcadego_tx_insert
 func arcadego_tx_insert(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return call(cerr, func() error {
-		return guarded(func() error {
-			defer C.ag_release_array(ca)
-			defer C.ag_release_schema(cs)
-			t, err := lookupTx(uintptr(tx))
-			if err != nil {
-				return err
-			}
-			name, dev, err := insertArgs(typ, device)
-			if err != nil {
-				return err
-			}
-			b, err := importOne(cs, ca, t.db.timeColumn)
-			if err != nil {
-				return err
-			}
-			defer b.release()
-			return t.use(func(tx *engine.Tx) error { return tx.Insert(name, dev, b.tab) })
-		})
+	return insertOne(cerr, typ, device, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
+		t, err := lookupTx(uintptr(tx))
+		if err != nil {
+			return "", nil, err
+		}
+		// The batch is released when the call returns: the transaction copies it.
+		return t.db.timeColumn, func(name, dev string, tab *tablet.Tablet) error {
+			return t.use(func(tx *engine.Tx) error { return tx.Insert(name, dev, tab) })
+		}, nil
 	})
 }
 
 //export arcadego_insert
 func arcadego_insert(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return insertOne(cerr, typ, device, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return "", nil, err
+		}
+		return d.timeColumn, d.db.Insert, nil
+	})
+}
+
+// insertOne is the body of arcadego_insert and arcadego_tx_insert: target
+// looks up the handle and says where the tablet goes; the structs are
+// released on every path.
+func insertOne(cerr **C.char, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray,
+	target func() (timeColumn string, insert func(name, dev string, tab *tablet.Tablet) error, err error)) C.int {
 	return call(cerr, func() error {
 		return guarded(func() error {
 			defer C.ag_release_array(ca)
 			defer C.ag_release_schema(cs)
-			d, err := lookupDB(uintptr(db))
+			timeColumn, insert, err := target()
 			if err != nil {
 				return err
 			}
@@ -163,12 +167,12 @@ func arcadego_insert(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSche
 			if err != nil {
 				return err
 			}
-			b, err := importOne(cs, ca, d.timeColumn)
+			b, err := importOne(cs, ca, timeColumn)
 			if err != nil {
 				return err
 			}
 			defer b.release()
-			return d.db.Insert(name, dev, b.tab)
+			return insert(name, dev, b.tab)
 		})
 	})
 }
