@@ -26,6 +26,7 @@ type Stats struct {
 	Fsyncs    uint64 // file fsyncs (data and directory)
 	Bytes     uint64 // record bytes appended, framing included
 	Segments  int    // live segment files
+	LiveBytes int64  // bytes in live segment files
 	Truncated uint64 // bytes of torn tail cut off by Open
 }
 
@@ -116,6 +117,9 @@ func Open(dir string, opts Options) (*Log, error) {
 
 	l := &Log{dir: dir, opts: opts}
 	l.cond = sync.NewCond(&l.syncMu)
+	if seqs, err = l.dropCheckpointed(seqs); err != nil {
+		return nil, err
+	}
 	if len(seqs) == 0 {
 		if l.f, err = l.createSegment(1); err != nil {
 			return nil, err
@@ -132,6 +136,33 @@ func Open(dir string, opts Options) (*Log, error) {
 		go l.flusher()
 	}
 	return l, nil
+}
+
+// dropCheckpointed enforces Options.First on the segment numbers found:
+// segment First must be there, and older ones are deleted.
+func (l *Log) dropCheckpointed(seqs []uint64) ([]uint64, error) {
+	first := l.opts.First
+	if first == 0 {
+		return seqs, nil
+	}
+	i, found := slices.BinarySearch(seqs, first)
+	if !found {
+		return nil, corrupt(l.path(first), 0, "missing: the last checkpoint kept the log from this segment on")
+	}
+	if i == 0 {
+		return seqs, nil
+	}
+	for _, seq := range seqs[:i] {
+		if err := os.Remove(l.path(seq)); err != nil {
+			return nil, ioErr("remove checkpointed segment", err)
+		}
+	}
+	if l.opts.Sync != SyncOff {
+		if err := l.syncDir(); err != nil {
+			return nil, err
+		}
+	}
+	return seqs[i:], nil
 }
 
 // load validates the existing segments and opens the last one.
@@ -552,10 +583,7 @@ func (l *Log) TruncateBefore(lsn LSN) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
-	n := 0
-	for n < len(l.segs)-1 && uint64(lsn) >= pos(l.segs[n].seq, l.segs[n].size) {
-		n++
-	}
+	n := l.covered(lsn)
 	if n == 0 {
 		return nil
 	}
@@ -573,6 +601,29 @@ func (l *Log) TruncateBefore(lsn LSN) error {
 	return nil
 }
 
+// End returns the position just past the last record appended: the LSN
+// of the next record, comparable with record LSNs. Called right after an
+// Append by the only appender, it is where that record ends.
+func (l *Log) End() LSN { return LSN(l.written.Load()) }
+
+// KeptFrom returns the number of the oldest segment that TruncateBefore(lsn)
+// would keep.
+func (l *Log) KeptFrom(lsn LSN) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.segs[l.covered(lsn)].seq
+}
+
+// covered returns how many segments, oldest first, hold only records
+// before lsn, the active one excepted. Called with mu held.
+func (l *Log) covered(lsn LSN) int {
+	n := 0
+	for n < len(l.segs)-1 && uint64(lsn) >= pos(l.segs[n].seq, l.segs[n].size) {
+		n++
+	}
+	return n
+}
+
 // Locate returns the segment file and byte offset of the record at lsn,
 // for messages that must name where a record is.
 func (l *Log) Locate(lsn LSN) (path string, offset int64) {
@@ -583,12 +634,17 @@ func (l *Log) Locate(lsn LSN) (path string, offset int64) {
 func (l *Log) Stats() Stats {
 	l.mu.Lock()
 	segs := len(l.segs)
+	var live int64
+	for _, s := range l.segs {
+		live += s.size
+	}
 	l.mu.Unlock()
 	return Stats{
 		Appends:   l.appends.Load(),
 		Fsyncs:    l.fsyncs.Load(),
 		Bytes:     l.bytes.Load(),
 		Segments:  segs,
+		LiveBytes: live,
 		Truncated: l.truncated.Load(),
 	}
 }

@@ -49,6 +49,12 @@ type Options struct {
 	Sync         SyncMode
 	SegmentBytes int64         // rotate after a segment reaches this size; default 64 MiB
 	Interval     time.Duration // SyncNormal's fsync period; default 5 ms
+	// First is the number of the oldest segment the log must hold, as a
+	// checkpoint recorded it; 0 for a log with no such record. Open then
+	// refuses a log whose segment First is missing (errs.ErrCorrupt naming
+	// it) and deletes older segments, which a checkpoint left behind when
+	// it stopped before deleting them.
+	First uint64
 }
 
 // Validate reports what Open would refuse in o (kind errs.ErrInvalidArgument),

@@ -541,3 +541,56 @@ func TestAppendPartsEqualsAppendOfTheJoinedPayload(t *testing.T) {
 func appendFrame(dst []byte, kind byte, payload []byte) []byte {
 	return append(appendFrameHeader(dst, kind, [][]byte{payload}), payload...)
 }
+
+func TestFirstSegment(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{SegmentBytes: 256})
+	require.NoError(t, err)
+	var lsns []LSN
+	for i := 0; i < 20; i++ {
+		lsn, err := l.Append(1, bytes.Repeat([]byte{byte(i)}, 100))
+		require.NoError(t, err)
+		lsns = append(lsns, lsn)
+	}
+	require.GreaterOrEqual(t, l.Stats().Segments, 4)
+	cut := lsns[10]
+	first := l.KeptFrom(cut)
+	require.NoError(t, l.Close())
+
+	// A checkpoint that stopped before deleting: Open deletes the older segments.
+	l, err = Open(dir, Options{SegmentBytes: 256, First: first})
+	require.NoError(t, err)
+	var seen []LSN
+	require.NoError(t, l.Replay(func(lsn LSN, _ byte, _ []byte) error { seen = append(seen, lsn); return nil }))
+	assert.Contains(t, seen, cut)
+	assert.NotContains(t, seen, lsns[0])
+	require.NoError(t, l.Close())
+	_, err = os.Stat(filepath.Join(dir, segmentName(first-1)))
+	assert.True(t, os.IsNotExist(err), "segment before First still there")
+
+	// The segment a checkpoint kept is gone: corrupt, naming it.
+	require.NoError(t, os.Remove(filepath.Join(dir, segmentName(first))))
+	_, err = Open(dir, Options{SegmentBytes: 256, First: first})
+	require.ErrorIs(t, err, errs.ErrCorrupt)
+	assert.Contains(t, err.Error(), segmentName(first))
+
+	// An emptied directory too.
+	empty := t.TempDir()
+	_, err = Open(empty, Options{First: 3})
+	require.ErrorIs(t, err, errs.ErrCorrupt)
+	assert.Contains(t, err.Error(), segmentName(3))
+}
+
+func TestEndAndLiveBytes(t *testing.T) {
+	l, err := Open(t.TempDir(), Options{})
+	require.NoError(t, err)
+	defer l.Close()
+	a, err := l.Append(1, []byte("abc"))
+	require.NoError(t, err)
+	end := l.End()
+	assert.Greater(t, end, a)
+	b, err := l.Append(1, []byte("def"))
+	require.NoError(t, err)
+	assert.Equal(t, end, b, "End is the next record's LSN")
+	assert.Equal(t, int64(uint64(l.End())&(1<<offsetBits-1)), l.Stats().LiveBytes)
+}
