@@ -78,6 +78,32 @@ func TestRandomWritesMatchModel(t *testing.T) {
 				for i := range refs {
 					assert.Equal(t, cols[i], column(got, i), "step %d column %d", step, refs[i].ID)
 				}
+				// The same rows batch by batch.
+				batch := 1 + rng.IntN(7)
+				cur := c.Snapshot().Cursor(refs, start, end, batch)
+				var ctimes []int64
+				ccols := make([][]any, len(refs))
+				for b := cur.Next(); b != nil; b = cur.Next() {
+					require.LessOrEqual(t, b.Rows(), batch)
+					require.Positive(t, b.Rows())
+					ctimes = append(ctimes, b.Times...)
+					for i := range refs {
+						ccols[i] = append(ccols[i], column(b, i)...)
+					}
+				}
+				assert.Equal(t, times, ctimes, "step %d: cursor times", step)
+				for i := range refs {
+					if len(times) > 0 {
+						assert.Equal(t, cols[i], ccols[i], "step %d: cursor column %d", step, refs[i].ID)
+					}
+				}
+				all, _ := want.read(nil, math.MinInt64, math.MaxInt64)
+				lo, hi, ok := c.Snapshot().TimeBounds()
+				require.Equal(t, len(all) > 0, ok)
+				if ok {
+					assert.Equal(t, all[0], lo, "step %d: TimeBounds lo", step)
+					assert.Equal(t, all[len(all)-1], hi, "step %d: TimeBounds hi", step)
+				}
 			}
 			for step := range 80 {
 				rows := 1 + rng.IntN(12)

@@ -2,6 +2,7 @@ package memtable
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 	"unsafe"
@@ -61,16 +62,88 @@ func (s Snapshot) Width() int {
 // null. A column's Validity is nil when it has no null in the result. The
 // result owns its memory.
 func (s Snapshot) Read(cols []ColumnRef, start, end int64) *tablet.Tablet {
-	rs := s.selectRows(start, end)
-	out := &tablet.Tablet{Times: rs.times, Columns: make([]tablet.Column, len(cols))}
-	var vs []view // reused from column to column
-	if s.st != nil {
-		vs = make([]view, (s.st.rows+s.blockRows-1)>>s.shift)
+	if t := s.Cursor(cols, start, end, math.MaxInt).Next(); t != nil {
+		return t
 	}
+	out := &tablet.Tablet{Times: []int64{}, Columns: make([]tablet.Column, len(cols))}
 	for i, ref := range cols {
-		out.Columns[i] = s.readColumn(ref, rs, vs)
+		out.Columns[i] = s.readColumn(ref, rowSet{}, nil)
 	}
 	return out
+}
+
+// Cursor returns the rows Read would return, in batches of at most
+// batchRows rows, so that a reader of a large chunk holds one batch of
+// values at a time (plus 16 bytes a row of row order, computed once).
+func (s Snapshot) Cursor(cols []ColumnRef, start, end int64, batchRows int) *Cursor {
+	c := &Cursor{s: s, cols: cols, rs: s.selectRows(start, end), batch: max(batchRows, 1)}
+	if s.st != nil {
+		c.vs = make([]view, (s.st.rows+s.blockRows-1)>>s.shift)
+	}
+	return c
+}
+
+// Cursor reads a snapshot batch by batch; see Snapshot.Cursor. Not safe
+// for concurrent use.
+type Cursor struct {
+	s     Snapshot
+	cols  []ColumnRef
+	rs    rowSet
+	vs    []view // scratch of one view per row block
+	next  int    // output row of the next batch
+	batch int
+}
+
+// Next returns the next batch, which owns its memory, or nil at the end.
+func (c *Cursor) Next() *tablet.Tablet {
+	n := len(c.rs.times)
+	if c.next >= n {
+		return nil
+	}
+	k0, k1 := c.next, min(c.next+c.batch, n)
+	c.next = k1
+	sub := c.rs
+	if k0 > 0 || k1 < n {
+		base := int32(0)
+		if k0 > 0 {
+			base = c.rs.ends[k0-1]
+		}
+		sub.order = c.rs.order[base:c.rs.ends[k1-1]]
+		sub.times = c.rs.times[k0:k1]
+		sub.ends = make([]int32, k1-k0)
+		for i, e := range c.rs.ends[k0:k1] {
+			sub.ends[i] = e - base
+		}
+	}
+	out := &tablet.Tablet{Times: sub.times, Columns: make([]tablet.Column, len(c.cols))}
+	if k0 > 0 || k1 < n {
+		out.Times = slices.Clone(sub.times) // the batch owns its memory
+	}
+	for i, ref := range c.cols {
+		out.Columns[i] = c.s.readColumn(ref, sub, c.vs)
+	}
+	return out
+}
+
+// TimeBounds returns the smallest and largest time of the snapshot's
+// rows; ok is false when it has none.
+func (s Snapshot) TimeBounds() (lo, hi int64, ok bool) {
+	if s.st == nil || s.st.rows == 0 {
+		return 0, 0, false
+	}
+	rows := s.st.rows
+	timeAt := func(r int) int64 { return (*s.st.blocks[r>>s.shift].times.Load())[r&(s.blockRows-1)] }
+	if s.st.sorted {
+		return timeAt(0), timeAt(rows - 1), true
+	}
+	lo, hi = math.MaxInt64, math.MinInt64
+	for b := 0; b*s.blockRows < rows; b++ {
+		ts := *s.st.blocks[b].times.Load()
+		for _, t := range ts[:min(s.blockRows, rows-b*s.blockRows)] {
+			lo, hi = min(lo, t), max(hi, t)
+		}
+	}
+	return lo, hi, true
 }
 
 // rowSet is the result rows of a Read: output row k merges the chunk rows
