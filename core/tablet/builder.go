@@ -1,0 +1,91 @@
+package tablet
+
+import "github.com/arcadego/arcadego/core/schema"
+
+// Builder builds a column row by row, copying values from other columns of
+// its type: what a merge of several sorted runs needs. The zero Builder is
+// not usable; see NewBuilder.
+type Builder struct {
+	col   Column
+	n     int
+	nulls int
+	valid []byte
+}
+
+// NewBuilder returns a builder of a column called name of type typ, sized
+// for rows rows (it grows past that if needed).
+func NewBuilder(name string, typ schema.PropertyType, rows int) *Builder {
+	b := &Builder{col: Column{Name: name, Type: typ}, valid: make([]byte, 0, (rows+7)/8)}
+	switch {
+	case typ == schema.Boolean:
+		b.col.Values = make([]byte, 0, (rows+7)/8)
+	case VarWidth(typ):
+		b.col.Offsets = make([]int32, 1, rows+1)
+		b.col.Data = []byte{}
+	default:
+		b.col.Values = make([]byte, 0, rows*Width(typ))
+	}
+	return b
+}
+
+// Append copies row i of src, which has the builder's type, null or not.
+func (b *Builder) Append(src *Column, i int) {
+	if !src.Valid(i) {
+		b.AppendNull()
+		return
+	}
+	b.grow(true)
+	switch typ := b.col.Type; {
+	case typ == schema.Boolean:
+		if src.Bool(i) {
+			b.col.Values[b.n>>3] |= 1 << (b.n & 7)
+		}
+	case VarWidth(typ):
+		b.col.Data = append(b.col.Data, src.Bytes(i)...)
+		b.col.Offsets = append(b.col.Offsets, int32(len(b.col.Data)))
+	default:
+		w := Width(typ)
+		at := (src.Offset + i) * w
+		b.col.Values = append(b.col.Values, src.Values[at:at+w]...)
+	}
+	b.n++
+}
+
+// AppendNull appends a null.
+func (b *Builder) AppendNull() {
+	b.grow(false)
+	switch typ := b.col.Type; {
+	case VarWidth(typ):
+		b.col.Offsets = append(b.col.Offsets, int32(len(b.col.Data)))
+	case typ != schema.Boolean:
+		b.col.Values = append(b.col.Values, make([]byte, Width(typ))...)
+	}
+	b.nulls++
+	b.n++
+}
+
+// grow makes room in the bitmaps for row b.n and marks its validity.
+func (b *Builder) grow(valid bool) {
+	if b.n&7 == 0 {
+		b.valid = append(b.valid, 0)
+		if b.col.Type == schema.Boolean {
+			b.col.Values = append(b.col.Values, 0)
+		}
+	}
+	if valid {
+		b.valid[b.n>>3] |= 1 << (b.n & 7)
+	}
+}
+
+// Rows returns the number of rows appended.
+func (b *Builder) Rows() int { return b.n }
+
+// Column returns the built column (Validity nil when it holds no null).
+// The builder must not be used afterwards.
+func (b *Builder) Column() Column {
+	c := b.col
+	if b.nulls > 0 {
+		c.Validity = b.valid
+	}
+	return c
+}
