@@ -124,6 +124,9 @@ const char *arcadego_version(void);
 **                  properties, typed from the batch, in the same commit
 **   "time_column": name of the time column of inserted batches and of scan
 **                  results ("time"; it cannot be "device")
+**   "memtable_budget": bytes (an integer >= 0; 0 or absent: 64 MiB) of
+**                  committed data held in memory before it is handed over
+**                  to a background flush to Parquet (see arcadego_flush)
 ** On success *out is a new handle that the caller closes with
 ** arcadego_close(); on failure *out is NULL. Bad options give
 ** ARCADEGO_INVALID_ARGUMENT naming the problem. A directory open in
@@ -262,6 +265,41 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 ** absent). On failure *json_out is NULL.
 */
 int arcadego_describe(arcadego_db *db, const char *type, char **json_out, char **err);
+
+/*
+** Write everything committed before the call to the types' tables and
+** return once it is there: each type with data is a Delta Lake table
+** (Parquet files and _delta_log/) in its own directory under `path`, named
+** by "types"[i]."path" of arcadego_stats(), which Spark, delta-rs, polars
+** and DuckDB read in place. Scans return the same rows before and after.
+** Commits may run while a flush does. ARCADEGO_IO: a write or fsync
+** failed; ARCADEGO_CLOSED: the handle is closed.
+*/
+int arcadego_flush(arcadego_db *db, char **err);
+
+/*
+** Flush (see arcadego_flush), then write a snapshot of the catalog and
+** delete the log segments that the flushed data covers, so that the next
+** open replays less. Status codes as arcadego_flush.
+*/
+int arcadego_checkpoint(arcadego_db *db, char **err);
+
+/*
+** The database's counters and storage as JSON in *json_out (free it with
+** arcadego_free):
+** {"memtable_bytes":..,"immutable_memtables":..,"immutable_bytes":..,
+**  "memtable_budget":..,"flushes":..,"flushed_rows":..,"flushed_bytes":..,
+**  "checkpoints":..,"stalls":..,"stall_nanos":..,"flush_error":"..",
+**  "wal_bytes":..,"wal_segments":..,"fsyncs":..,
+**  "types":[{"name":..,"id":..,"path":..,"files":..,"bytes":..,"rows":..,
+**            "delta_version":..}]}
+** Counters count since arcadego_open(); "flush_error" is present only while
+** the last flush failed. "types" lists the types with flushed data, by
+** name; "path" is the directory of the type's Delta Lake table ("" in
+** memory) and "delta_version" its latest commit (-1: none). Keys may be
+** added in later versions. On failure *json_out is NULL.
+*/
+int arcadego_stats(arcadego_db *db, char **json_out, char **err);
 
 /*
 ** Set Go runtime limits, which the runtime otherwise reads only from the

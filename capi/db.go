@@ -43,9 +43,10 @@ func decodeJSON(what, s string, v any) error {
 
 // openOptions is the options_json of arcadego_open.
 type openOptions struct {
-	Sync       *string `json:"sync"`
-	AutoCreate *bool   `json:"auto_create"`
-	TimeColumn *string `json:"time_column"`
+	Sync           *string `json:"sync"`
+	AutoCreate     *bool   `json:"auto_create"`
+	TimeColumn     *string `json:"time_column"`
+	MemtableBudget *int64  `json:"memtable_budget"`
 }
 
 // parseOpenOptions turns options_json (NULL: defaults) into engine options
@@ -69,6 +70,13 @@ func parseOpenOptions(cjson *C.char) (engine.Options, string, error) {
 	}
 	if o.AutoCreate != nil {
 		opts.AutoCreate = *o.AutoCreate
+	}
+	if o.MemtableBudget != nil {
+		if *o.MemtableBudget < 0 {
+			return opts, "", fmt.Errorf("open options: memtable_budget %d must be >= 0 bytes (0: the default, %d): %w",
+				*o.MemtableBudget, engine.DefaultMemtableBudget, errs.ErrInvalidArgument)
+		}
+		opts.MemtableBudget = *o.MemtableBudget
 	}
 	if o.TimeColumn != nil {
 		timeColumn = *o.TimeColumn
@@ -304,6 +312,52 @@ func arcadego_describe(db C.uintptr_t, typ *C.char, jsonOut **C.char, cerr **C.c
 		b, err := json.Marshal(out)
 		if err != nil {
 			return fmt.Errorf("describe: %v: %w", err, errs.ErrInternal)
+		}
+		*jsonOut = C.CString(string(b))
+		return nil
+	})
+}
+
+//export arcadego_flush
+func arcadego_flush(db C.uintptr_t, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		return d.db.Flush()
+	})
+}
+
+//export arcadego_checkpoint
+func arcadego_checkpoint(db C.uintptr_t, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		return d.db.Checkpoint()
+	})
+}
+
+//export arcadego_stats
+func arcadego_stats(db C.uintptr_t, jsonOut **C.char, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		if jsonOut == nil {
+			return fmt.Errorf("stats: json_out is NULL: %w", errs.ErrInvalidArgument)
+		}
+		*jsonOut = nil
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		st := d.db.Stats()
+		if st.Types == nil {
+			st.Types = []engine.TypeStats{} // "types": [], never null
+		}
+		b, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("stats: %v: %w", err, errs.ErrInternal)
 		}
 		*jsonOut = C.CString(string(b))
 		return nil
