@@ -42,6 +42,13 @@ func TestOpenOptions(t *testing.T) {
 		{"empty time column", `{"time_column": ""}`, codeInvalidArgument, "time column"},
 		{"time column named device", `{"time_column": "device"}`, codeInvalidArgument, "device"},
 		{"not UTF-8", "{\"time_column\": \"\xff\"}", codeInvalidArgument, "UTF-8"},
+		{"memtable budget", `{"memtable_budget": 1048576}`, codeOK, ""},
+		{"memtable budget 0 is the default", `{"memtable_budget": 0}`, codeOK, ""},
+		{"negative memtable budget", `{"memtable_budget": -1}`, codeInvalidArgument, "memtable_budget"},
+		{"fractional memtable budget", `{"memtable_budget": 1.5}`, codeInvalidArgument, "memtable_budget"},
+		{"memtable budget in exponent form", `{"memtable_budget": 1e6}`, codeInvalidArgument, "memtable_budget"},
+		{"memtable budget as a string", `{"memtable_budget": "64MB"}`, codeInvalidArgument, "memtable_budget"},
+		{"memtable budget past int64", `{"memtable_budget": 9223372036854775808}`, codeInvalidArgument, "memtable_budget"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -143,6 +150,14 @@ func TestNullAndStaleHandles(t *testing.T) {
 					var out uintptr
 					return lib.describe(h.token, nil, &out, e)
 				},
+				"flush":      func(e *uintptr) int32 { return lib.flush(h.token, e) },
+				"checkpoint": func(e *uintptr) int32 { return lib.checkpoint(h.token, e) },
+				"stats": func(e *uintptr) int32 {
+					out := uintptr(0xdead)
+					rc := lib.stats(h.token, &out, e)
+					assert.Zero(t, out, "stats: json_out is NULL on failure")
+					return rc
+				},
 				"insert": func(e *uintptr) int32 {
 					b := goodBatch(t)
 					rc := lib.insert(h.token, cstr("A"), cstr("d1"), b.schemaAddr, b.arrayAddr, e)
@@ -233,6 +248,7 @@ func TestNullPointers(t *testing.T) {
 		},
 		"scan out":            func(e *uintptr) int32 { return lib.scan(db, cstr(`{"type": "A"}`), 0, e) },
 		"describe json_out":   func(e *uintptr) int32 { return lib.describe(db, nil, nil, e) },
+		"stats json_out":      func(e *uintptr) int32 { return lib.stats(db, nil, e) },
 		"set_runtime options": func(e *uintptr) int32 { return lib.setRuntime(nil, e) },
 		"insert type": func(e *uintptr) int32 {
 			b := goodBatch(t)
@@ -1094,6 +1110,9 @@ func TestNullErrIsAccepted(t *testing.T) {
 		"commit":      {codeClosed, func() int32 { return lib.commit(0xfeedface, nil) }},
 		"describe":    {codeNotFound, func() int32 { var j uintptr; return lib.describe(db, cstr("Nope"), &j, nil) }},
 		"set_runtime": {codeInvalidArgument, func() int32 { return lib.setRuntime(cstr(`{"gomaxprocs": 0}`), nil) }},
+		"flush":       {codeClosed, func() int32 { return lib.flush(0xfeedface, nil) }},
+		"checkpoint":  {codeClosed, func() int32 { return lib.checkpoint(0xfeedface, nil) }},
+		"stats":       {codeInvalidArgument, func() int32 { return lib.stats(db, nil, nil) }},
 		"scan": {codeNotFound, func() int32 {
 			s := libc.calloc(1, unsafe.Sizeof(cStream{}))
 			defer libc.free(s)

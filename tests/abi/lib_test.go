@@ -52,6 +52,9 @@ var lib struct {
 	describe       func(db uintptr, typ *byte, json *uintptr, err *uintptr) int32
 	setRuntime     func(options *byte, err *uintptr) int32
 	cancel         func(db uintptr) int32
+	flush          func(db uintptr, err *uintptr) int32
+	checkpoint     func(db uintptr, err *uintptr) int32
+	stats          func(db uintptr, json *uintptr, err *uintptr) int32
 	free           func(p uintptr)
 }
 
@@ -102,6 +105,9 @@ func load() error {
 		"arcadego_describe":         &lib.describe,
 		"arcadego_set_runtime":      &lib.setRuntime,
 		"arcadego_cancel":           &lib.cancel,
+		"arcadego_flush":            &lib.flush,
+		"arcadego_checkpoint":       &lib.checkpoint,
+		"arcadego_stats":            &lib.stats,
 		"arcadego_free":             &lib.free,
 	} {
 		purego.RegisterLibFunc(fn, h, name)

@@ -3,8 +3,9 @@
 ** temporary directory, sets up a schema in a transaction, inserts a
 ** hand-built Arrow batch (time int64, k int64, s utf8 with a null) that it
 ** owns through a release callback, scans it back through the result
-** stream, and frees everything. Exit status 0 only if every check passed,
-** so run.sh can also run it under valgrind for leaks and bad accesses.
+** stream, flushes and checkpoints, reads the counters, and frees
+** everything. Exit status 0 only if every check passed, so run.sh can
+** also run it under valgrind for leaks and bad accesses.
 */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <stdint.h>
@@ -205,7 +206,13 @@ int main(void) {
   arcadego_free(err);
   err = NULL;
 
-  rc = arcadego_open(dir, "{\"sync\": \"normal\"}", &db, &err);
+  rc = arcadego_open(dir, "{\"memtable_budget\": -1}", &db, &err);
+  CHECK(rc == ARCADEGO_INVALID_ARGUMENT && err != NULL && strstr(err, "memtable_budget") != NULL,
+        "negative memtable_budget: status %d %s", rc, err ? err : "");
+  arcadego_free(err);
+  err = NULL;
+
+  rc = arcadego_open(dir, "{\"sync\": \"normal\", \"memtable_budget\": 1048576}", &db, &err);
   CHECK(rc == ARCADEGO_OK && db != NULL, "open: %d %s", rc, err ? err : "");
   arcadego_free(err);
   if (db == NULL) {
@@ -286,12 +293,47 @@ int main(void) {
     CHECK(stream.release == NULL, "stream release did not mark it released");
   }
 
+  /* Flush to the types' Delta tables, checkpoint, read the counters. */
+  rc = arcadego_flush(db, &err);
+  CHECK(rc == ARCADEGO_OK, "flush: %d %s", rc, err ? err : "");
+  arcadego_free(err);
+  err = NULL;
+  rc = arcadego_checkpoint(db, &err);
+  CHECK(rc == ARCADEGO_OK, "checkpoint: %d %s", rc, err ? err : "");
+  arcadego_free(err);
+  err = NULL;
+  json = NULL;
+  rc = arcadego_stats(db, &json, &err);
+  CHECK(rc == ARCADEGO_OK && json != NULL && strstr(json, "\"flushes\":") != NULL &&
+            strstr(json, "\"types\":[") != NULL,
+        "stats: %d %s", rc, json ? json : "");
+  arcadego_free(json);
+  arcadego_free(err);
+  err = NULL;
+  rc = arcadego_stats(db, NULL, &err);
+  CHECK(rc == ARCADEGO_INVALID_ARGUMENT && err != NULL, "stats with json_out NULL: %d", rc);
+  arcadego_free(err);
+  err = NULL;
+
   rc = arcadego_close(db, &err);
   CHECK(rc == ARCADEGO_OK, "close: %d %s", rc, err ? err : "");
   arcadego_free(err);
   err = NULL;
   rc = arcadego_close(db, &err);
   CHECK(rc == ARCADEGO_CLOSED, "second close: %d", rc);
+  arcadego_free(err);
+  err = NULL;
+  rc = arcadego_flush(db, &err);
+  CHECK(rc == ARCADEGO_CLOSED && err != NULL, "flush after close: %d", rc);
+  arcadego_free(err);
+  err = NULL;
+  rc = arcadego_checkpoint(db, &err);
+  CHECK(rc == ARCADEGO_CLOSED && err != NULL, "checkpoint after close: %d", rc);
+  arcadego_free(err);
+  err = NULL;
+  json = (char *)"unchanged";
+  rc = arcadego_stats(db, &json, &err);
+  CHECK(rc == ARCADEGO_CLOSED && err != NULL && json == NULL, "stats after close: %d", rc);
   arcadego_free(err);
 
   char cmd[128];

@@ -1,0 +1,94 @@
+package abi_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// statsKeys are the keys arcadego.h documents for arcadego_stats ("flush_error"
+// is present only while a flush is failing).
+var statsKeys = []string{
+	"memtable_bytes", "immutable_memtables", "immutable_bytes", "memtable_budget",
+	"flushes", "flushed_rows", "flushed_bytes", "checkpoints", "stalls", "stall_nanos",
+	"wal_bytes", "wal_segments", "fsyncs", "types",
+}
+
+// statsJSON returns arcadego_stats's JSON decoded.
+func statsJSON(t testing.TB, db uintptr) map[string]any {
+	t.Helper()
+	out := uintptr(0xdead) // must be overwritten
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.stats(db, &out, e) })
+	requireOK(t, code, msg, "stats")
+	require.NotZero(t, out)
+	s := goString(out)
+	lib.free(out)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s), &m), s)
+	return m
+}
+
+func TestFlushCheckpointAndStats(t *testing.T) {
+	for _, where := range []string{"on disk", "in memory"} {
+		t.Run(where, func(t *testing.T) {
+			dir := ""
+			if where == "on disk" {
+				dir = t.TempDir()
+			}
+			db := openDB(t, dir, `{"memtable_budget": 1048576}`)
+			execDDL(t, db, schemaAB)
+			code, msg := insert(t, db, "A", "d1", goodBatch(t))
+			requireOK(t, code, msg, "insert")
+			before := state(t, db)
+
+			code, msg = callErr(t, func(e *uintptr) int32 { return lib.flush(db, e) })
+			requireOK(t, code, msg, "flush")
+			assert.Equal(t, before, state(t, db), "a flush changes no row")
+			code, msg = callErr(t, func(e *uintptr) int32 { return lib.flush(db, e) })
+			requireOK(t, code, msg, "flush with nothing new")
+			code, msg = callErr(t, func(e *uintptr) int32 { return lib.checkpoint(db, e) })
+			requireOK(t, code, msg, "checkpoint")
+			assert.Equal(t, before, state(t, db), "a checkpoint changes no row")
+
+			st := statsJSON(t, db)
+			for _, k := range statsKeys {
+				assert.Contains(t, st, k)
+			}
+			for k, v := range st {
+				switch k {
+				case "types":
+					_, ok := v.([]any)
+					assert.True(t, ok, "types is a list (never null): %#v", v)
+				case "flush_error":
+					assert.IsType(t, "", v)
+				default:
+					assert.IsType(t, float64(0), v, "%s is a number", k)
+				}
+			}
+		})
+	}
+}
+
+// TestDataSurvivesCheckpointAndReopen: what a checkpoint covered (and may
+// have removed from the log) is still there after a reopen.
+func TestDataSurvivesCheckpointAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	var db uintptr
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.open(cstr(dir), nil, &db, e) })
+	requireOK(t, code, msg, "open")
+	execDDL(t, db, schemaAB)
+	code, msg = insert(t, db, "A", "d1", goodBatch(t))
+	requireOK(t, code, msg, "insert")
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.checkpoint(db, e) })
+	requireOK(t, code, msg, "checkpoint")
+	code, msg = insert(t, db, "A", "d2", goodBatch(t))
+	requireOK(t, code, msg, "insert after the checkpoint")
+	before := state(t, db)
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.close(db, e) })
+	requireOK(t, code, msg, "close")
+
+	again := openDB(t, dir, "")
+	assert.Equal(t, before, state(t, again))
+}
