@@ -305,12 +305,14 @@ class Database(_Schema):
             print(db.scan("A").to_pylist())
     """
 
-    def __init__(self, handle: int, path: str | None, sync: str, auto_create: bool, time_column: str) -> None:
+    def __init__(self, handle: int, path: str | None, sync: str, auto_create: bool, time_column: str,
+                 memtable_budget: int | None = None) -> None:
         self._handle: int | None = handle
         self.path = path
         self.sync = sync
         self.auto_create = auto_create
         self.time_column = time_column
+        self.memtable_budget = memtable_budget
         self._ddl_lock = threading.Lock()
         self._autocommit_ddl = 0
         self._warned = False
@@ -504,6 +506,67 @@ class Database(_Schema):
         """The names of every type."""
         return [t["name"] for t in self.describe().get("types") or []]
 
+    # -- storage -----------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write everything committed so far to the types' tables and
+        return once it is there. Each type with data is a Delta Lake table
+        (Parquet files and ``_delta_log/``) whose directory is
+        ``stats()["types"][i]["path"]``; Spark, delta-rs, polars and DuckDB
+        read it in place. Scans return the same rows before and after.
+        Raises StorageError when a write or fsync fails.
+
+        Example::
+
+            db.insert("A", {"time": [1, 2], "k": [10, 20]}, device="d1")
+            db.flush()
+            import deltalake
+            path = next(t["path"] for t in db.stats()["types"] if t["name"] == "A")
+            deltalake.DeltaTable(path).to_pyarrow_table()
+        """
+        handle = self._require_open()
+        err = ctypes.c_void_p()
+        status = _lib.lib.arcadego_flush(handle, ctypes.byref(err))
+        _lib.check(status, err)
+
+    def checkpoint(self) -> None:
+        """Flush, then write a snapshot of the catalog and delete the log
+        segments the flushed data covers, so the next open replays less.
+
+        Example::
+
+            db.checkpoint()
+            assert db.stats()["checkpoints"] >= 1
+        """
+        handle = self._require_open()
+        err = ctypes.c_void_p()
+        status = _lib.lib.arcadego_checkpoint(handle, ctypes.byref(err))
+        _lib.check(status, err)
+
+    def stats(self) -> dict[str, Any]:
+        """The database's counters and storage as a dict: ``memtable_bytes``,
+        ``immutable_memtables``, ``immutable_bytes``, ``memtable_budget``,
+        ``flushes``, ``flushed_rows``, ``flushed_bytes``, ``checkpoints``,
+        ``stalls``, ``stall_nanos``, ``wal_bytes``, ``wal_segments``,
+        ``fsyncs``, ``flush_error`` (only while the last flush failed) and
+        ``types``: one dict per type with flushed data, by name, with
+        ``name``, ``id``, ``path`` (the Delta table's directory, "" in
+        memory), ``files``, ``bytes``, ``rows``, ``delta_version``.
+        Counters count since connect().
+
+        Example::
+
+            db.flush()
+            {t["name"]: t["files"] for t in db.stats()["types"]}
+        """
+        handle = self._require_open()
+        out = ctypes.c_void_p()
+        err = ctypes.c_void_p()
+        status = _lib.lib.arcadego_stats(handle, ctypes.byref(out), ctypes.byref(err))
+        _lib.check(status, err)
+        doc: dict[str, Any] = json.loads(_lib.take_string(out) or "{}")
+        return doc
+
 
 def _check_str(value: Any, what: str) -> str:
     if not isinstance(value, str):
@@ -512,7 +575,7 @@ def _check_str(value: Any, what: str) -> str:
 
 
 def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool = False,
-            time_column: str = "time") -> Database:
+            time_column: str = "time", memtable_budget: int | None = None) -> Database:
     """Open (creating if needed) the database in directory ``path``; None
     or "" opens a database held only in memory.
 
@@ -520,10 +583,12 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
     (background fsync every few ms) or "off". ``auto_create``: inserts
     create missing types and properties, typed from the batch, in the same
     commit. ``time_column``: the name of the time column of inserted batches.
+    ``memtable_budget``: bytes of committed data held in memory before
+    they are flushed to Parquet in the background (None or 0: 64 MiB).
 
     Example::
 
-        with arcadego.connect("data", sync="full") as db:
+        with arcadego.connect("data", sync="full", memtable_budget=256 << 20) as db:
             ...
     """
     _lib.check_fork()
@@ -531,6 +596,12 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
         raise InvalidArgumentError(f"sync must be one of {', '.join(_SYNC_MODES)}, got {sync!r}")
     if not isinstance(time_column, str) or not time_column:
         raise InvalidArgumentError("time_column must be a non-empty str")
+    if memtable_budget is not None:
+        if isinstance(memtable_budget, bool) or not isinstance(memtable_budget, int):
+            raise InvalidArgumentError(
+                f"memtable_budget must be an int (bytes) or None, got {type(memtable_budget).__name__}")
+        if memtable_budget < 0:
+            raise InvalidArgumentError(f"memtable_budget must be >= 0 bytes (0: the default), got {memtable_budget}")
     p: str | None = None
     if path is not None:
         p = os.fspath(path)
@@ -538,13 +609,16 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
             p = os.fsdecode(p)
         if p == "":
             p = None
-    options = json.dumps({"sync": sync, "auto_create": bool(auto_create), "time_column": time_column})
+    opts: dict[str, Any] = {"sync": sync, "auto_create": bool(auto_create), "time_column": time_column}
+    if memtable_budget is not None:
+        opts["memtable_budget"] = int(memtable_budget)
+    options = json.dumps(opts)
     out = ctypes.c_void_p()
     err = ctypes.c_void_p()
     status = _lib.lib.arcadego_open(None if p is None else os.fsencode(p), options.encode(),
                                     ctypes.byref(out), ctypes.byref(err))
     _lib.check(status, err)
-    return Database(int(out.value or 0), p, sync, bool(auto_create), time_column)
+    return Database(int(out.value or 0), p, sync, bool(auto_create), time_column, memtable_budget)
 
 
 def set_runtime(gomaxprocs: int | None = None, memory_limit: int | None = None,

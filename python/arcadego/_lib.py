@@ -93,6 +93,9 @@ _proto("arcadego_scan", c_int, c_void_p, c_char_p, c_void_p, _err)
 _proto("arcadego_describe", c_int, c_void_p, c_char_p, POINTER(c_void_p), _err)
 _proto("arcadego_set_runtime", c_int, c_char_p, _err)
 _proto("arcadego_cancel", c_int, c_void_p)
+_proto("arcadego_flush", c_int, c_void_p, _err)
+_proto("arcadego_checkpoint", c_int, c_void_p, _err)
+_proto("arcadego_stats", c_int, c_void_p, POINTER(c_void_p), _err)
 _proto("arcadego_free", None, c_void_p)
 
 
