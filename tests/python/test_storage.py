@@ -1,0 +1,125 @@
+"""connect(memtable_budget=...), Database.flush(), checkpoint() and stats()."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import arcadego
+
+STATS_KEYS = {
+    "memtable_bytes", "immutable_memtables", "immutable_bytes", "memtable_budget",
+    "flushes", "flushed_rows", "flushed_bytes", "checkpoints", "stalls", "stall_nanos",
+    "wal_bytes", "wal_segments", "fsyncs", "types",
+}
+TYPE_KEYS = {"name", "id", "path", "files", "bytes", "rows", "delta_version"}
+
+
+def _type_stats(db: arcadego.Database, name: str) -> dict[str, Any]:
+    entries = [t for t in db.stats()["types"] if t["name"] == name]
+    assert len(entries) == 1, db.stats()["types"]
+    return entries[0]
+
+
+@pytest.mark.parametrize("budget", [True, False, 1.5, "64MB", -1, -(1 << 40), 1 << 70])
+def test_bad_memtable_budget(tmp_path: Path, budget: Any) -> None:
+    with pytest.raises(arcadego.InvalidArgumentError, match="memtable_budget"):
+        arcadego.connect(tmp_path / "db", memtable_budget=budget)
+
+
+@pytest.mark.parametrize("budget", [None, 0, 1 << 20])
+def test_memtable_budget(tmp_path: Path, budget: int | None) -> None:
+    with arcadego.connect(tmp_path / "db", memtable_budget=budget) as db:
+        assert db.memtable_budget == budget
+        db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64")
+        db.insert("A", {"time": [1, 2], "k": [10, 20]})
+        assert db.scan("A").to_pydict()["k"] == [10, 20]
+
+
+def test_closed_database_raises(tmp_path: Path) -> None:
+    db = arcadego.connect(tmp_path / "db")
+    db.close()
+    for call in (db.flush, db.checkpoint, db.stats):
+        with pytest.raises(arcadego.ClosedError):
+            call()
+
+
+def test_stats_keys(arcadego_db: arcadego.Database) -> None:
+    st = arcadego_db.stats()
+    assert STATS_KEYS <= set(st), STATS_KEYS - set(st)
+    assert isinstance(st["types"], list)
+    for key in STATS_KEYS - {"types"}:
+        assert isinstance(st[key], int) and not isinstance(st[key], bool), key
+
+
+@pytest.mark.parametrize("on_disk", [True, False], ids=["on disk", "in memory"])
+def test_flush_and_checkpoint_change_no_row(tmp_path: Path, on_disk: bool) -> None:
+    with arcadego.connect(tmp_path / "db" if on_disk else None) as db:
+        db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64; CREATE PROPERTY A.s STRING")
+        db.insert("A", {"time": [3, 1, 2], "k": [30, None, 20], "s": ["c", "a", None]}, device="d1")
+        before = db.scan("A").to_pylist()
+        db.flush()
+        assert db.scan("A").to_pylist() == before
+        db.flush()  # nothing new
+        db.checkpoint()
+        assert db.scan("A").to_pylist() == before
+        db.insert("A", {"time": [2, 4], "k": [21, 40]}, device="d1")  # an overwrite and a new row
+        expected = db.scan("A").to_pylist()
+        assert [r["k"] for r in expected] == [None, 21, 30, 40]
+        assert [r["s"] for r in expected] == ["a", None, "c", None]
+        db.flush()
+        assert db.scan("A").to_pylist() == expected
+
+
+def test_checkpoint_then_reopen(tmp_path: Path) -> None:
+    with arcadego.connect(tmp_path / "db") as db:
+        db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64")
+        db.insert("A", {"time": [1, 2], "k": [10, 20]}, device="d1")
+        db.checkpoint()
+        db.insert("A", {"time": [2, 3], "k": [21, 30]}, device="d1")
+        expected = db.scan("A").to_pylist()
+    with arcadego.connect(tmp_path / "db") as db:
+        assert db.scan("A").to_pylist() == expected
+
+
+# The tests below need the engine's storage tier (a real Flush).
+
+
+def test_flush_moves_the_counters(arcadego_db: arcadego.Database) -> None:
+    db = arcadego_db
+    db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64")
+    db.insert("A", {"time": list(range(100)), "k": list(range(100))}, device="d1")
+    db.insert("A", {"time": list(range(50)), "k": list(range(50))}, device="d2")
+    db.flush()
+    st = db.stats()
+    assert st["flushes"] >= 1
+    assert st["flushed_rows"] >= 150
+    assert st["flushed_bytes"] > 0
+    assert "flush_error" not in st
+    a = _type_stats(db, "A")
+    assert TYPE_KEYS <= set(a)
+    assert a["files"] >= 1
+    assert a["rows"] == 150
+    assert a["bytes"] > 0
+    assert a["delta_version"] >= 0
+    table = Path(a["path"])
+    assert table.is_dir() and (table / "_delta_log").is_dir()
+    assert table.resolve().is_relative_to(Path(db.path).resolve())
+
+    version, flushes = a["delta_version"], st["flushes"]
+    db.insert("A", {"time": [1000], "k": [1]}, device="d1")
+    db.checkpoint()
+    st = db.stats()
+    assert st["checkpoints"] >= 1
+    assert st["flushes"] > flushes
+    assert _type_stats(db, "A")["delta_version"] > version
+    assert _type_stats(db, "A")["rows"] == 151
+
+
+def test_memtable_budget_in_stats(tmp_path: Path) -> None:
+    with arcadego.connect(tmp_path / "db", memtable_budget=1 << 20) as db:
+        assert db.stats()["memtable_budget"] == 1 << 20
+    with arcadego.connect(tmp_path / "db") as db:
+        assert db.stats()["memtable_budget"] == 64 << 20
