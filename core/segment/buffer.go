@@ -1,0 +1,209 @@
+package segment
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/file"
+
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// colBuf holds one property column of the row group being built, in the
+// form Parquet's WriteBatch takes: the non-null values packed densely and
+// one definition level per row (1 = value, 0 = null).
+type colBuf struct {
+	typ  schema.PropertyType
+	rows int
+	// defs stays nil while every buffered row holds a value (the common
+	// case), saving two bytes a row; the first null fills it in.
+	defs []int16
+
+	bools []bool
+	i32   []int32
+	i64   []int64
+	f32   []float32
+	f64   []float64
+	data  []byte // String, Binary: value k is data[ends[k-1]:ends[k]]
+	ends  []int
+}
+
+// add appends rows [from, from+n) of c and updates st (nil: no stats kept).
+// It returns the value bytes added.
+func (b *colBuf) add(c *tablet.Column, from, n int, st *colStats) int64 {
+	allValid := c.Validity == nil
+	if !allValid && b.defs == nil {
+		for i := from; i < from+n; i++ {
+			if !c.Valid(i) {
+				b.defs = make([]int16, b.rows, max(2*b.rows, 1024))
+				for j := range b.defs {
+					b.defs[j] = 1
+				}
+				break
+			}
+		}
+	}
+	valid := func(i int) bool { return allValid || c.Valid(i) }
+	if b.defs != nil {
+		for i := from; i < from+n; i++ {
+			if valid(i) {
+				b.defs = append(b.defs, 1)
+			} else {
+				b.defs = append(b.defs, 0)
+			}
+		}
+	}
+	b.rows += n
+	var added int64
+	switch b.typ {
+	case schema.Boolean:
+		k := len(b.bools)
+		for i := from; i < from+n; i++ {
+			if valid(i) {
+				b.bools = append(b.bools, c.Bool(i))
+			}
+		}
+		added = int64(n)
+		if st != nil {
+			st.nulls += int64(n - (len(b.bools) - k))
+		}
+	case schema.Int32, schema.Date:
+		k := len(b.i32)
+		for i := from; i < from+n; i++ {
+			if valid(i) {
+				b.i32 = append(b.i32, c.Int32(i))
+			}
+		}
+		added = 4 * int64(n)
+		if st != nil {
+			st.nulls += int64(n - (len(b.i32) - k))
+			for _, v := range b.i32[k:] {
+				st.addInt(int64(v))
+			}
+		}
+	case schema.Int64, schema.Timestamp:
+		k := len(b.i64)
+		for i := from; i < from+n; i++ {
+			if valid(i) {
+				b.i64 = append(b.i64, c.Int64(i))
+			}
+		}
+		added = 8 * int64(n)
+		if st != nil {
+			st.nulls += int64(n - (len(b.i64) - k))
+			for _, v := range b.i64[k:] {
+				st.addInt(v)
+			}
+		}
+	case schema.Float:
+		k := len(b.f32)
+		for i := from; i < from+n; i++ {
+			if valid(i) {
+				b.f32 = append(b.f32, c.Float(i))
+			}
+		}
+		added = 4 * int64(n)
+		if st != nil {
+			st.nulls += int64(n - (len(b.f32) - k))
+			for _, v := range b.f32[k:] {
+				st.addFloat(float64(v))
+			}
+		}
+	case schema.Double:
+		k := len(b.f64)
+		if allValid { // the hot path of wide numeric flushes
+			vals := c.Values[8*(c.Offset+from) : 8*(c.Offset+from+n)]
+			for i := 0; i < len(vals); i += 8 {
+				b.f64 = append(b.f64, math.Float64frombits(binary.LittleEndian.Uint64(vals[i:])))
+			}
+		} else {
+			for i := from; i < from+n; i++ {
+				if valid(i) {
+					b.f64 = append(b.f64, c.Double(i))
+				}
+			}
+		}
+		added = 8 * int64(n)
+		if st != nil {
+			st.nulls += int64(n - (len(b.f64) - k))
+			for _, v := range b.f64[k:] {
+				st.addFloat(v)
+			}
+		}
+	case schema.String, schema.Binary:
+		k := len(b.ends)
+		d := len(b.data)
+		for i := from; i < from+n; i++ {
+			if valid(i) {
+				b.data = append(b.data, c.Bytes(i)...)
+				b.ends = append(b.ends, len(b.data))
+			}
+		}
+		added = int64(len(b.data)-d) + 4*int64(n)
+		if st != nil {
+			st.nulls += int64(n - (len(b.ends) - k))
+			if b.typ == schema.String {
+				prev := d
+				var lo, hi []byte
+				for j, e := range b.ends[k:] {
+					v := b.data[prev:e]
+					prev = e
+					if j == 0 || bytes.Compare(v, lo) < 0 {
+						lo = v
+					}
+					if j == 0 || bytes.Compare(v, hi) > 0 {
+						hi = v
+					}
+				}
+				if len(b.ends) > k {
+					st.addString(lo, hi)
+				}
+			}
+		}
+	}
+	return added
+}
+
+// write writes the buffered rows as one column chunk; scratch is reused
+// for the ByteArray headers, ones holds at least b.rows levels of 1.
+func (b *colBuf) write(cw file.ColumnChunkWriter, scratch *[]parquet.ByteArray, ones []int16) error {
+	defs := b.defs
+	if defs == nil {
+		defs = ones[:b.rows]
+	}
+	var err error
+	switch w := cw.(type) {
+	case *file.BooleanColumnChunkWriter:
+		_, err = w.WriteBatch(b.bools, defs, nil)
+	case *file.Int32ColumnChunkWriter:
+		_, err = w.WriteBatch(b.i32, defs, nil)
+	case *file.Int64ColumnChunkWriter:
+		_, err = w.WriteBatch(b.i64, defs, nil)
+	case *file.Float32ColumnChunkWriter:
+		_, err = w.WriteBatch(b.f32, defs, nil)
+	case *file.Float64ColumnChunkWriter:
+		_, err = w.WriteBatch(b.f64, defs, nil)
+	case *file.ByteArrayColumnChunkWriter:
+		vals := (*scratch)[:0]
+		prev := 0
+		for _, e := range b.ends {
+			vals = append(vals, b.data[prev:e])
+			prev = e
+		}
+		*scratch = vals
+		_, err = w.WriteBatch(vals, defs, nil)
+	}
+	return err
+}
+
+// reset empties b, keeping its memory for the next row group.
+func (b *colBuf) reset() {
+	b.rows = 0
+	b.defs = nil // most columns never need it again
+	b.bools, b.i32, b.i64 = b.bools[:0], b.i32[:0], b.i64[:0]
+	b.f32, b.f64 = b.f32[:0], b.f64[:0]
+	b.data, b.ends = b.data[:0], b.ends[:0]
+}

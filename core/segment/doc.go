@@ -1,0 +1,81 @@
+// Package segment owns the on-disk form of flushed data: Parquet files of
+// one type's rows (Writer, Open, File.Read) and each type's Delta Lake
+// transaction log, _delta_log (Table). Other readers (Spark, delta-rs,
+// polars, DuckDB, pyarrow) read the same files through the same log.
+//
+// # Files
+//
+// A file holds rows keyed by (device, time), sorted by device then time,
+// each key once, in row groups of at most WriterOptions.RowGroupRows rows
+// and about RowGroupBytes value bytes (row groups may span devices).
+// Columns, all Snappy-compressed (not zstd: the v17 zstd codec allocates
+// GOMAXPROCS encoders per page, 11.5 GB for 2,000 columns):
+//
+//	device  BYTE_ARRAY (String)  REQUIRED   Delta "string", nullable false
+//	time    INT64                REQUIRED   see below
+//	<prop>  one OPTIONAL column per property, named after it, field_id = property id
+//
+// Property types (Parquet physical/logical, Delta type):
+//
+//	BOOLEAN    BOOLEAN                  "boolean"
+//	INT32      INT32                    "integer"
+//	INT64      INT64                    "long"
+//	FLOAT      FLOAT                    "float"
+//	DOUBLE     DOUBLE                   "double"
+//	STRING     BYTE_ARRAY (String)      "string"
+//	BINARY     BYTE_ARRAY               "binary"
+//	DATE       INT32 (Date)             "date"
+//	TIMESTAMP  INT64, no logical type   "long" (nanoseconds, exact: Spark refuses
+//	                                    TIMESTAMP(NANOS) and Delta's timestamp is µs)
+//
+// The time column follows the type's TimeUnit: "" (plain int64), "s" and
+// "ns" are a plain INT64 (Delta "long", exact); "ms" and "us" are INT64
+// TIMESTAMP(MILLIS or MICROS, isAdjustedToUTC=true) (Delta "timestamp").
+// The TimeZone is not stored: the catalog keeps it.
+//
+// Our own reader maps columns by field_id, never by name, so a property
+// dropped and re-created under the same name (a new id) never picks up the
+// old column's data; a column of the right id but another type reads as
+// null.
+//
+// The footer's key-value metadata holds, besides Parquet's own:
+//
+//	arcadego.format   "1"
+//	arcadego.layout   time unit and property types: "ms;DOUBLE,STRING"
+//	                  (Parquet types cannot tell INT64 from TIMESTAMP, or "s" from "ns")
+//	arcadego.devices  the device directory: base64 of uvarint count, then per
+//	                  sorted device uvarint length, name, uvarint row count
+//	arcadego.chunks   per row group: rows, min and max time, and per column
+//	                  chunk its length and CRC-32C (chunks are contiguous from byte 4)
+//	arcadego.crc      CRC-32C of the values above
+//
+// Open checks all of it against the Parquet footer, so a flipped footer
+// byte is corruption, not silently wrong pruning; each column chunk read
+// is checked against its CRC (this Parquet library has no page CRCs). A
+// device's rows are found by binary search in the directory, then row
+// groups are pruned by their time bounds (arcadego.chunks, under the CRC,
+// equal to the Parquet statistics).
+//
+// Statistics for Delta (FileInfo.Stats) cover device, time and the first
+// 30 properties (Delta indexes 32 columns by default); see statsJSON for
+// what min/max leave out and why.
+//
+// # Delta log
+//
+// Table replays dir/_delta_log/NNNNNNNNNNNNNNNNNNNN.json from version 0 and
+// commits the next version. Rules:
+//   - versions are contiguous from 0; version 0 holds protocol
+//     (minReaderVersion 1, minWriterVersion 2) and metaData;
+//   - a version is written to a temporary file, then link(2)ed to its name,
+//     so an existing version is never overwritten (errs.ErrConflict);
+//   - every action carries the fields the kernel-based readers require
+//     (metaData id/format/schemaString/partitionColumns/configuration; add
+//     path/size/partitionValues/modificationTime/dataChange), and add.size
+//     is the exact file size;
+//   - no partitions, no checkpoints, no deletion vectors, no column mapping.
+//
+// This package must not import core/engine or core/memtable, nor Arrow's
+// pqarrow (it pulls gRPC into the binary): it uses the low-level parquet,
+// file, schema, metadata and compress packages only. It never chooses
+// file names (callers pass paths) and never deletes a file the log names.
+package segment

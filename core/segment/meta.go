@@ -1,0 +1,205 @@
+package segment
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strings"
+)
+
+// Footer key-value metadata keys. Every value is checked by the CRC-32C
+// stored under keyCRC, so a flipped footer byte that still parses as
+// Thrift is caught before it can make Read skip or misplace rows.
+const (
+	keyFormat  = "arcadego.format"
+	keyLayout  = "arcadego.layout"
+	keyDevices = "arcadego.devices"
+	keyChunks  = "arcadego.chunks"
+	keyCRC     = "arcadego.crc"
+
+	formatVersion = "1"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// metaCRC is the checksum of the other arcadego values, in hex.
+func metaCRC(layout, devices, chunks string) string {
+	h := crc32.New(castagnoli)
+	for _, s := range []string{formatVersion, layout, devices, chunks} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+// The device directory ("arcadego.devices") is base64 (standard, padded)
+// of: uvarint device count, then per device in sorted order uvarint name
+// length, name bytes, uvarint row count. Device i starts at the file row
+// that is the sum of the row counts before it.
+func encodeDevices(devices []string, rows []int64) string {
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(devices)))
+	for i, d := range devices {
+		b = binary.AppendUvarint(b, uint64(len(d)))
+		b = append(b, d...)
+		b = binary.AppendUvarint(b, uint64(rows[i]))
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// decodeDevices returns the sorted distinct devices and starts, with
+// starts[i] the first file row of device i and starts[len] the row count.
+// Names are substrings of one string: one allocation for a million names.
+func decodeDevices(v string) (devices []string, starts []int64, err error) {
+	raw, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("device directory: %w", err)
+	}
+	all := string(raw)
+	r := reader{b: raw}
+	n := r.uvarint()
+	if n > uint64(len(raw)) { // each device takes at least two bytes
+		return nil, nil, errors.New("device directory: bad count")
+	}
+	devices = make([]string, n)
+	starts = make([]int64, n+1)
+	for i := range devices {
+		l := r.uvarint()
+		if r.err != nil || l > uint64(len(raw)-r.off) {
+			return nil, nil, errors.New("device directory: bad name length")
+		}
+		devices[i] = all[r.off : r.off+int(l)]
+		r.off += int(l)
+		rows := r.uvarint()
+		if rows == 0 || rows > 1<<62 || starts[i] > 1<<62 {
+			return nil, nil, errors.New("device directory: bad row count")
+		}
+		starts[i+1] = starts[i] + int64(rows)
+		if i > 0 && strings.Compare(devices[i-1], devices[i]) >= 0 {
+			return nil, nil, errors.New("device directory: devices out of order")
+		}
+	}
+	if r.err != nil || r.off != len(raw) {
+		return nil, nil, errors.New("device directory: bad length")
+	}
+	return devices, starts, nil
+}
+
+// rowGroup is what the chunk table ("arcadego.chunks") says of one row
+// group: its rows, the min and max time (the reader's pruning statistics,
+// under the CRC), and its column chunks' byte lengths and CRC-32C. Chunks
+// are contiguous from byte 4 (after the magic), so lengths give offsets.
+type rowGroup struct {
+	rows             int64
+	first            int64 // file row of the group's first row (not stored)
+	minTime, maxTime int64
+	chunks           []chunk
+}
+
+type chunk struct {
+	offset, length int64 // offset is not stored
+	crc            uint32
+}
+
+// encodeChunks: base64 of uvarint group count, then per group uvarint
+// rows, varint min and max time, and per column uvarint length and the
+// 4-byte little-endian CRC-32C of the chunk's bytes.
+func encodeChunks(groups []rowGroup) string {
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(groups)))
+	for _, g := range groups {
+		b = binary.AppendUvarint(b, uint64(g.rows))
+		b = binary.AppendVarint(b, g.minTime)
+		b = binary.AppendVarint(b, g.maxTime)
+		for _, c := range g.chunks {
+			b = binary.AppendUvarint(b, uint64(c.length))
+			b = binary.LittleEndian.AppendUint32(b, c.crc)
+		}
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func decodeChunks(v string, columns int) ([]rowGroup, error) {
+	raw, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return nil, fmt.Errorf("chunk table: %w", err)
+	}
+	r := reader{b: raw}
+	n := r.uvarint()
+	if n > uint64(len(raw)) {
+		return nil, errors.New("chunk table: bad count")
+	}
+	groups := make([]rowGroup, n)
+	off, first := int64(4), int64(0)
+	for i := range groups {
+		g := &groups[i]
+		rows := r.uvarint()
+		if rows == 0 || rows > 1<<40 {
+			return nil, errors.New("chunk table: bad row count")
+		}
+		g.rows, g.first = int64(rows), first
+		first += g.rows
+		g.minTime, g.maxTime = r.varint(), r.varint()
+		g.chunks = make([]chunk, columns)
+		for j := range g.chunks {
+			l := r.uvarint()
+			if l > 1<<50 {
+				return nil, errors.New("chunk table: bad chunk length")
+			}
+			g.chunks[j] = chunk{offset: off, length: int64(l), crc: r.uint32()}
+			off += int64(l)
+		}
+		if r.err != nil {
+			break
+		}
+	}
+	if r.err != nil || r.off != len(raw) {
+		return nil, errors.New("chunk table: bad length")
+	}
+	return groups, nil
+}
+
+// reader decodes varints, remembering the first error.
+type reader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b[r.off:])
+	if n <= 0 {
+		r.err = errors.New("bad varint")
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b[r.off:])
+	if n <= 0 {
+		r.err = errors.New("bad varint")
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+func (r *reader) uint32() uint32 {
+	if r.err != nil || len(r.b)-r.off < 4 {
+		r.err = errors.New("short buffer")
+		return 0
+	}
+	v := binary.LittleEndian.Uint32(r.b[r.off:])
+	r.off += 4
+	return v
+}

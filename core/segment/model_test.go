@@ -1,0 +1,94 @@
+package segment
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/schema"
+)
+
+// TestRandomAgainstModel writes random devices, times, values and nulls
+// with random options, then checks random reads against a plain model:
+// device -> rows in time order.
+func TestRandomAgainstModel(t *testing.T) {
+	for seed := int64(1); seed <= 40; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewSource(seed))
+			cols := make([]Column, rng.Intn(6))
+			for i := range cols {
+				cols[i] = Column{ID: schema.PropertyID(100 + i), Name: fmt.Sprintf("c%d", i), Type: schema.PropertyType(1 + rng.Intn(9))}
+			}
+			l := Layout{TimeUnit: []string{"", "s", "ms", "us", "ns"}[rng.Intn(5)], Columns: cols}
+			opts := WriterOptions{RowGroupRows: 1 + rng.Intn(40), RowGroupBytes: int64(50 + rng.Intn(3000))}
+			model := map[string][]row{}
+			for d := rng.Intn(8); d > 0; d-- {
+				dev := fmt.Sprintf("dev-%d", rng.Intn(20))
+				if _, dup := model[dev]; dup {
+					continue
+				}
+				tm := rng.Int63n(1000) - 500
+				var rows []row
+				for n := rng.Intn(120); n > 0; n-- {
+					tm += 1 + rng.Int63n(10)
+					r := row{time: tm, vals: make([]any, len(cols))}
+					for j, c := range cols {
+						if rng.Intn(4) > 0 {
+							r.vals[j] = sample(c.Type, rng.Intn(1000))
+						}
+					}
+					rows = append(rows, r)
+				}
+				if len(rows) > 0 {
+					model[dev] = rows
+				}
+			}
+			f, info := writeFile(t, l, opts, model, 1+rng.Intn(50), rng.Intn(9))
+			require.Equal(t, sortedKeys(model), nonNil(f.Devices()))
+			var total int64
+			for _, rows := range model {
+				total += int64(len(rows))
+			}
+			require.Equal(t, total, f.Rows())
+			require.Equal(t, total, info.Rows)
+			for q := 0; q < 30; q++ {
+				dev := fmt.Sprintf("dev-%d", rng.Intn(20))
+				start, end := rng.Int63n(1400)-600, rng.Int63n(1400)-600
+				if rng.Intn(5) == 0 {
+					start, end = math.MinInt64, math.MaxInt64
+				}
+				// A random projection: existing columns, unknown ids, wrong types.
+				var want []Column
+				var pick []int
+				for k := rng.Intn(4); k > 0 && len(cols) > 0; k-- {
+					j := rng.Intn(len(cols))
+					c := cols[j]
+					switch rng.Intn(4) {
+					case 0:
+						c.ID += 1000
+						j = -1
+					case 1:
+						if nt := schema.PropertyType(1 + rng.Intn(9)); nt != c.Type {
+							c.Type, j = nt, -1
+						}
+					}
+					c.Name = fmt.Sprintf("q%d", k)
+					want, pick = append(want, c), append(pick, j)
+				}
+				batch := rng.Intn(30)
+				got := readAll(t, f.Read(dev, want, start, end, batch), want, batch)
+				require.Equal(t, project(model[dev], pick, start, end), got, "query %d: %s [%d, %d) batch %d", q, dev, start, end, batch)
+			}
+		})
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,247 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+)
+
+// File is an open file written by Writer. Its footer is parsed once, by
+// Open; it is safe for concurrent use by any number of Cursors.
+type File struct {
+	path    string
+	f       *os.File
+	size    int64
+	meta    *metadata.FileMetaData
+	props   *parquet.ReaderProperties
+	layout  Layout
+	byID    map[schema.PropertyID]int // layout index of each column id
+	devices []string
+	starts  []int64 // starts[i]: first row of devices[i]; starts[len]: rows
+	groups  []rowGroup
+	chunks  map[int64]chunk // by offset, for checkedReader
+}
+
+// Open opens a file written by Writer for reading. size is the size the
+// Delta log recorded: a file of another size, a missing file, a bad footer
+// or missing/garbled arcadego metadata is an error of kind errs.ErrCorrupt
+// naming the path (errs.ErrIO for other I/O failures).
+func Open(path string, size int64) (_ *File, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) { // the log names it: it must be there
+			return nil, fmt.Errorf("segment: %s is missing: %w", path, errs.ErrCorrupt)
+		}
+		return nil, fmt.Errorf("segment: open %s: %v: %w", path, err, errs.ErrIO)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("segment: stat %s: %v: %w", path, err, errs.ErrIO)
+	}
+	if st.Size() != size {
+		f.Close()
+		return nil, fmt.Errorf("segment: %s has %d bytes, the log says %d: %w", path, st.Size(), size, errs.ErrCorrupt)
+	}
+	sf := &File{path: path, f: f, size: size}
+	if err := sf.load(); err != nil {
+		f.Close()
+		if errors.Is(err, errs.ErrIO) {
+			return nil, fmt.Errorf("segment: %s: %w", path, err)
+		}
+		return nil, fmt.Errorf("segment: %s: bad footer: %v: %w", path, err, errs.ErrCorrupt)
+	}
+	return sf, nil
+}
+
+// load parses the footer and checks it against the arcadego metadata.
+func (f *File) load() (err error) {
+	defer func() {
+		if r := recover(); r != nil { // garbage can make the Thrift decoder panic
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	// Parquet's reader only looks at the end: check the leading magic too.
+	magic := make([]byte, 4)
+	if _, err := f.f.ReadAt(magic, 0); err != nil || string(magic) != "PAR1" {
+		return errors.New("no leading PAR1 magic")
+	}
+	rd, err := file.NewParquetReader(io.NewSectionReader(f.f, 0, f.size))
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%v: %w", err, errs.ErrIO)
+		}
+		return err
+	}
+	f.meta = rd.MetaData()
+	kv := f.meta.KeyValueMetadata()
+	get := func(k string) (string, error) {
+		v := kv.FindValue(k)
+		if v == nil {
+			return "", fmt.Errorf("no %s metadata", k)
+		}
+		return *v, nil
+	}
+	var vals [5]string
+	for i, k := range []string{keyFormat, keyLayout, keyDevices, keyChunks, keyCRC} {
+		if vals[i], err = get(k); err != nil {
+			return err
+		}
+	}
+	if vals[0] != formatVersion {
+		return fmt.Errorf("unknown %s %q", keyFormat, vals[0])
+	}
+	if metaCRC(vals[1], vals[2], vals[3]) != vals[4] {
+		return errors.New("arcadego metadata checksum mismatch")
+	}
+	if f.layout, err = decodeLayout(vals[1], f.meta.Schema); err != nil {
+		return err
+	}
+	if f.devices, f.starts, err = decodeDevices(vals[2]); err != nil {
+		return err
+	}
+	ncols := 2 + len(f.layout.Columns)
+	if f.groups, err = decodeChunks(vals[3], ncols); err != nil {
+		return err
+	}
+	if err := f.checkChunks(); err != nil {
+		return err
+	}
+	f.byID = make(map[schema.PropertyID]int, len(f.layout.Columns))
+	for i, c := range f.layout.Columns {
+		f.byID[c.ID] = i
+	}
+	// Read whole column chunks (the default), so checkedReader sees each
+	// one in a single ReadAt and can verify its checksum.
+	f.props = parquet.NewReaderProperties(nil)
+	return nil
+}
+
+// checkChunks checks that the Parquet row groups are the ones the chunk
+// table describes: the same rows, and chunks at the same offsets with the
+// same lengths, value counts, types and codec, ending at the footer.
+func (f *File) checkChunks() error {
+	rows := f.starts[len(f.starts)-1]
+	if f.meta.NumRows != rows {
+		return fmt.Errorf("footer has %d rows, the device directory %d", f.meta.NumRows, rows)
+	}
+	if len(f.meta.RowGroups) != len(f.groups) {
+		return fmt.Errorf("footer has %d row groups, the chunk table %d", len(f.meta.RowGroups), len(f.groups))
+	}
+	f.chunks = make(map[int64]chunk)
+	end := int64(4)
+	var total int64
+	for i, g := range f.groups {
+		rg := f.meta.RowGroup(i)
+		if rg.NumRows() != g.rows || rg.NumColumns() != len(g.chunks) {
+			return fmt.Errorf("row group %d does not match the chunk table", i)
+		}
+		total += g.rows
+		for j, c := range g.chunks {
+			cc, err := rg.ColumnChunk(j)
+			if err != nil {
+				return err
+			}
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() < start {
+				start = cc.DictionaryPageOffset()
+			}
+			if start != c.offset || cc.TotalCompressedSize() != c.length || cc.NumValues() != g.rows ||
+				cc.Compression() != compress.Codecs.Snappy || cc.Type() != f.meta.Schema.Column(j).PhysicalType() {
+				return fmt.Errorf("row group %d column %d does not match the chunk table", i, j)
+			}
+			f.chunks[c.offset] = c
+			end = c.offset + c.length
+		}
+	}
+	if total != rows {
+		return fmt.Errorf("chunk table has %d rows, the device directory %d", total, rows)
+	}
+	if footer := f.size - 8 - int64(f.meta.Size()); end != footer {
+		return fmt.Errorf("column chunks end at %d, the footer starts at %d", end, footer)
+	}
+	return nil
+}
+
+// Close closes the file. Cursors still reading it fail.
+func (f *File) Close() error { return f.f.Close() }
+
+// Path returns the path given to Open.
+func (f *File) Path() string { return f.path }
+
+// Rows returns the number of rows.
+func (f *File) Rows() int64 { return f.starts[len(f.starts)-1] }
+
+// Layout returns the layout as written (column ids, names, types). The
+// caller must not modify it.
+func (f *File) Layout() Layout { return f.layout }
+
+// Devices returns the distinct devices, sorted. The caller must not modify it.
+func (f *File) Devices() []string { return f.devices }
+
+// Bounds returns the least and greatest device and time (zeros when empty).
+func (f *File) Bounds() (minDevice, maxDevice string, minTime, maxTime int64) {
+	if len(f.devices) == 0 {
+		return "", "", 0, 0
+	}
+	minTime, maxTime = f.groups[0].minTime, f.groups[0].maxTime
+	for _, g := range f.groups[1:] {
+		minTime, maxTime = min(minTime, g.minTime), max(maxTime, g.maxTime)
+	}
+	return f.devices[0], f.devices[len(f.devices)-1], minTime, maxTime
+}
+
+// device returns the file rows [lo, hi) of device (empty if absent).
+func (f *File) device(device string) (lo, hi int64) {
+	i := sort.SearchStrings(f.devices, device)
+	if i == len(f.devices) || f.devices[i] != device {
+		return 0, 0
+	}
+	return f.starts[i], f.starts[i+1]
+}
+
+// corrupt wraps a read failure: an I/O error stays one, anything else (a
+// bad page, a checksum mismatch, a decoder panic) is corruption.
+func (f *File) corrupt(what string, err error) error {
+	if errors.Is(err, errs.ErrIO) || errors.Is(err, errs.ErrCorrupt) {
+		return fmt.Errorf("segment: %s: %s: %w", f.path, what, err)
+	}
+	return fmt.Errorf("segment: %s: %s: %v: %w", f.path, what, err, errs.ErrCorrupt)
+}
+
+// checkedReader is the file as the Parquet reader sees it: each read of a
+// whole column chunk is checked against the chunk's CRC-32C (Parquet page
+// checksums are not supported by this Parquet library).
+type checkedReader struct {
+	*io.SectionReader
+	chunks map[int64]chunk
+}
+
+func (r checkedReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.SectionReader.ReadAt(p, off)
+	if err != nil && !(err == io.EOF && n == len(p)) {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return n, fmt.Errorf("short read at %d: %w", off, errs.ErrCorrupt)
+		}
+		return n, fmt.Errorf("read at %d: %v: %w", off, err, errs.ErrIO)
+	}
+	if c, ok := r.chunks[off]; ok && int64(n) >= c.length {
+		if crc32.Checksum(p[:c.length], castagnoli) != c.crc {
+			return 0, fmt.Errorf("column chunk at %d: checksum mismatch: %w", off, errs.ErrCorrupt)
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,431 @@
+package segment
+
+import (
+	"bufio"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/file"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// WriterOptions tune a Writer; zero values take the defaults.
+type WriterOptions struct {
+	RowGroupRows  int   // rows per row group at most; default 65536
+	RowGroupBytes int64 // values bytes buffered per row group at most (so a 10,000-column type gets small row groups); default 32 MiB
+	Sync          bool  // fsync the file before the rename and the directory after it
+}
+
+const (
+	defaultRowGroupRows  = 65536
+	defaultRowGroupBytes = 32 << 20
+)
+
+// FileInfo is what the Delta log needs of a written file.
+type FileInfo struct {
+	Name                 string // base name of path
+	Size                 int64  // exact file size in bytes
+	Rows                 int64
+	MinDevice, MaxDevice string
+	MinTime, MaxTime     int64
+	Stats                string // the Delta add action's stats JSON
+}
+
+// Writer writes one file. It is not safe for concurrent use.
+type Writer struct {
+	path, tmp string
+	layout    Layout
+	opts      WriterOptions
+	f         *os.File
+	out       *sink
+	pw        *file.Writer
+	err       error // sticky: the first failure
+	done      bool  // Close succeeded
+
+	// The row group being built.
+	devs    []parquet.ByteArray // device of each buffered row
+	times   []int64
+	cols    []colBuf
+	bytes   int64 // value bytes buffered
+	minT    int64
+	maxT    int64
+	scratch []parquet.ByteArray
+	ones    []int16
+
+	// The whole file.
+	groups      []rowGroup
+	devices     []string
+	deviceRows  []int64
+	rows        int64
+	lastTime    int64
+	devStats    colStats
+	timeStats   colStats
+	propStats   []colStats // the first statsColumns columns
+	fixedPerRow int64      // value bytes of one row, variable-width data aside
+}
+
+// sink counts and checksums the bytes Parquet writes, so that each column
+// chunk's offset, length and CRC-32C are known without reading it back.
+type sink struct {
+	w   *bufio.Writer
+	n   int64
+	crc uint32
+}
+
+func (s *sink) Write(p []byte) (int, error) {
+	s.crc = crc32.Update(s.crc, castagnoli, p)
+	n, err := s.w.Write(p)
+	s.n += int64(n)
+	return n, err
+}
+
+// Create starts writing the file that will be named path; it writes to a
+// temporary name in the same directory (".tmp-"+base) until Close.
+func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
+	if err := l.validate(); err != nil {
+		return nil, err
+	}
+	if opts.RowGroupRows <= 0 {
+		opts.RowGroupRows = defaultRowGroupRows
+	}
+	if opts.RowGroupBytes <= 0 {
+		opts.RowGroupBytes = defaultRowGroupBytes
+	}
+	sc, err := l.parquetSchema()
+	if err != nil {
+		return nil, fmt.Errorf("segment: %s: schema: %v: %w", path, err, errs.ErrInvalidArgument)
+	}
+	w := &Writer{
+		path:      path,
+		tmp:       filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path)),
+		layout:    l,
+		opts:      opts,
+		cols:      make([]colBuf, len(l.Columns)),
+		propStats: make([]colStats, min(len(l.Columns), statsColumns)),
+	}
+	w.fixedPerRow = 8 // time
+	for i, c := range l.Columns {
+		w.cols[i].typ = c.Type
+		w.fixedPerRow += int64(max(tablet.Width(c.Type), 4)) // offsets or a byte per bool, roughly
+	}
+	w.f, err = os.OpenFile(w.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("segment: create %s: %v: %w", w.tmp, err, errs.ErrIO)
+	}
+	w.out = &sink{w: bufio.NewWriterSize(w.f, 1<<20)}
+	props := parquet.NewWriterProperties(
+		// Snappy, not zstd: the v17 zstd codec allocates GOMAXPROCS
+		// encoders per page (11.5 GB for 2,000 columns).
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithCreatedBy("arcadego (parquet-go version 17.0.0)"),
+		parquet.WithMaxRowGroupLength(int64(opts.RowGroupRows)),
+	)
+	// The magic is written into the bufio buffer, which cannot fail.
+	w.pw = file.NewParquetWriter(w.out, sc, file.WithWriterProps(props))
+	return w, nil
+}
+
+// Append adds the rows of one device: t.Columns match the layout's columns
+// in order and type (names are not compared: the layout's are written),
+// t.Times strictly increasing. Successive calls have device >= the
+// previous call's device; for an equal device, times strictly after the
+// previous call's. A violation is an error (errs.ErrInvalidArgument)
+// naming it, and leaves the Writer usable. Rows are buffered and written
+// as a row group when RowGroupRows or RowGroupBytes is reached (row groups
+// may span devices).
+func (w *Writer) Append(device string, t *tablet.Tablet) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done {
+		return fmt.Errorf("segment: %s: append after close: %w", w.path, errs.ErrClosed)
+	}
+	if err := w.check(device, t); err != nil {
+		return err
+	}
+	n := len(t.Times)
+	if n == 0 {
+		return nil
+	}
+	if last := len(w.devices) - 1; last >= 0 && w.devices[last] == device {
+		w.deviceRows[last] += int64(n)
+	} else {
+		w.devices = append(w.devices, device)
+		w.deviceRows = append(w.deviceRows, int64(n))
+		w.devStats.addString([]byte(device), []byte(device))
+	}
+	w.lastTime = t.Times[n-1]
+	w.rows += int64(n)
+	dev := []byte(device)
+	for from := 0; from < n; {
+		// Take as many rows as fit the row group's row and byte budgets
+		// (at least one, so a huge row still makes progress).
+		k := min(n-from, w.opts.RowGroupRows-len(w.times))
+		if fit := (w.opts.RowGroupBytes - w.bytes) / w.fixedPerRow; int64(k) > fit {
+			k = int(max(fit, 1))
+		}
+		for i := from; i < from+k; i++ {
+			w.devs = append(w.devs, dev)
+		}
+		for _, tm := range t.Times[from : from+k] {
+			w.timeStats.addInt(tm)
+		}
+		if len(w.times) == 0 {
+			w.minT, w.maxT = t.Times[from], t.Times[from]
+		}
+		for _, tm := range t.Times[from : from+k] {
+			w.minT, w.maxT = min(w.minT, tm), max(w.maxT, tm)
+		}
+		w.times = append(w.times, t.Times[from:from+k]...)
+		w.bytes += 8 * int64(k)
+		for i := range w.cols {
+			var st *colStats
+			if i < len(w.propStats) {
+				st = &w.propStats[i]
+			}
+			w.bytes += w.cols[i].add(&t.Columns[i], from, k, st)
+		}
+		from += k
+		if len(w.times) >= w.opts.RowGroupRows || w.bytes >= w.opts.RowGroupBytes {
+			if err := w.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// check validates an Append before anything is buffered, so that a
+// rejected call leaves the Writer as it was.
+func (w *Writer) check(device string, t *tablet.Tablet) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("segment: %s: device %q: %s: %w", w.path, device, fmt.Sprintf(format, args...), errs.ErrInvalidArgument)
+	}
+	if len(t.Columns) != len(w.layout.Columns) {
+		return bad("%d columns, the layout has %d", len(t.Columns), len(w.layout.Columns))
+	}
+	n := len(t.Times)
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		if c.Type != w.layout.Columns[i].Type {
+			return bad("column %d (%q) is %s, the layout's %q is %s", i, c.Name, c.Type, w.layout.Columns[i].Name, w.layout.Columns[i].Type)
+		}
+		if err := checkBuffers(c, n); err != nil {
+			return bad("column %d (%q): %v", i, c.Name, err)
+		}
+	}
+	for i := 1; i < n; i++ {
+		if t.Times[i] <= t.Times[i-1] {
+			return bad("time %d at row %d is not after %d", t.Times[i], i, t.Times[i-1])
+		}
+	}
+	if last := len(w.devices) - 1; last >= 0 {
+		prev := w.devices[last]
+		switch {
+		case device < prev:
+			return bad("comes after device %q", prev)
+		case device == prev && n > 0 && t.Times[0] <= w.lastTime:
+			return bad("time %d is not after the previous call's %d", t.Times[0], w.lastTime)
+		}
+	}
+	return nil
+}
+
+// checkBuffers checks that c's buffers hold n rows, so that a bad tablet
+// is an error and not a panic (tablet.Validate does more: names, UTF-8).
+func checkBuffers(c *tablet.Column, n int) error {
+	if c.Offset < 0 || c.Offset > tablet.MaxOffset-n {
+		return fmt.Errorf("bad offset %d", c.Offset)
+	}
+	end := c.Offset + n
+	if c.Validity != nil && len(c.Validity)*8 < end {
+		return fmt.Errorf("validity has %d bits, need %d", len(c.Validity)*8, end)
+	}
+	switch {
+	case c.Type == schema.Boolean:
+		if len(c.Values)*8 < end {
+			return fmt.Errorf("values have %d bits, need %d", len(c.Values)*8, end)
+		}
+	case tablet.VarWidth(c.Type):
+		if len(c.Offsets) < end+1 {
+			return fmt.Errorf("%d offsets, need %d", len(c.Offsets), end+1)
+		}
+		for i := c.Offset; i < end; i++ {
+			if c.Offsets[i] < 0 || c.Offsets[i] > c.Offsets[i+1] || int(c.Offsets[i+1]) > len(c.Data) {
+				return fmt.Errorf("value offsets out of order or past the data at row %d", i-c.Offset)
+			}
+		}
+	default:
+		if wd := tablet.Width(c.Type); len(c.Values) < end*wd {
+			return fmt.Errorf("values have %d bytes, need %d", len(c.Values), end*wd)
+		}
+	}
+	return nil
+}
+
+// flush writes the buffered rows as one row group, one column chunk after
+// the other, recording each chunk's length and CRC.
+func (w *Writer) flush() (err error) {
+	defer func() {
+		if r := recover(); r != nil { // the Parquet writer panics on some failures
+			err = fmt.Errorf("parquet writer: %v", r)
+		}
+		if err != nil {
+			w.err = fmt.Errorf("segment: write %s: %v: %w", w.tmp, err, errs.ErrIO)
+			err = w.err
+		}
+	}()
+	rows := len(w.times)
+	g := rowGroup{rows: int64(rows), minTime: w.minT, maxTime: w.maxT, chunks: make([]chunk, 0, 2+len(w.cols))}
+	if len(w.ones) < rows {
+		w.ones = make([]int16, rows)
+		for i := range w.ones {
+			w.ones[i] = 1
+		}
+	}
+	rg := w.pw.AppendRowGroup()
+	start := w.out.n
+	for i := -2; i < len(w.cols); i++ {
+		w.out.crc = 0
+		cw, err := rg.NextColumn()
+		if err != nil {
+			return err
+		}
+		switch i {
+		case -2:
+			_, err = cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(w.devs, nil, nil)
+		case -1:
+			_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(w.times, nil, nil)
+		default:
+			err = w.cols[i].write(cw, &w.scratch, w.ones)
+		}
+		if err != nil {
+			return err
+		}
+		if err := cw.Close(); err != nil {
+			return err
+		}
+		g.chunks = append(g.chunks, chunk{offset: start, length: w.out.n - start, crc: w.out.crc})
+		start = w.out.n
+	}
+	if err := rg.Close(); err != nil {
+		return err
+	}
+	if w.out.n != start {
+		return fmt.Errorf("row group close wrote %d stray bytes", w.out.n-start)
+	}
+	w.groups = append(w.groups, g)
+	clear(w.devs) // drop the references to device names
+	w.devs, w.times, w.bytes = w.devs[:0], w.times[:0], 0
+	for i := range w.cols {
+		w.cols[i].reset()
+	}
+	return nil
+}
+
+// Close writes the last row group and the footer (with the arcadego
+// key-value metadata), fsyncs (if Sync), renames to path, fsyncs the
+// directory (if Sync), and returns what the Delta log needs. A Writer with
+// no rows still writes a valid file. After a failed Close, call Abort.
+func (w *Writer) Close() (*FileInfo, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	if w.done {
+		return nil, fmt.Errorf("segment: %s: closed twice: %w", w.path, errs.ErrClosed)
+	}
+	if len(w.times) > 0 {
+		if err := w.flush(); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.finish(); err != nil {
+		w.err = fmt.Errorf("segment: write %s: %v: %w", w.tmp, err, errs.ErrIO)
+		return nil, w.err
+	}
+	w.done = true
+	info := &FileInfo{Name: filepath.Base(w.path), Size: w.out.n, Rows: w.rows}
+	if len(w.devices) > 0 {
+		info.MinDevice, info.MaxDevice = w.devices[0], w.devices[len(w.devices)-1]
+		info.MinTime, info.MaxTime = w.timeStats.minI, w.timeStats.maxI
+	}
+	info.Stats = statsJSON(w.rows, w.layout, &w.devStats, &w.timeStats, w.propStats)
+	return info, nil
+}
+
+func (w *Writer) finish() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("parquet writer: %v", r)
+		}
+	}()
+	layout := encodeLayout(w.layout)
+	devices := encodeDevices(w.devices, w.deviceRows)
+	chunks := encodeChunks(w.groups)
+	for _, kv := range [][2]string{
+		{keyFormat, formatVersion}, {keyLayout, layout}, {keyDevices, devices},
+		{keyChunks, chunks}, {keyCRC, metaCRC(layout, devices, chunks)},
+	} {
+		if err := w.pw.AppendKeyValueMetadata(kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	if err := w.pw.Close(); err != nil {
+		return err
+	}
+	if err := w.out.w.Flush(); err != nil {
+		return err
+	}
+	if w.opts.Sync {
+		if err := w.f.Sync(); err != nil {
+			return err
+		}
+	}
+	if err := w.f.Close(); err != nil {
+		return err
+	}
+	w.f = nil
+	if err := os.Rename(w.tmp, w.path); err != nil {
+		return err
+	}
+	if w.opts.Sync {
+		return syncDir(filepath.Dir(w.path))
+	}
+	return nil
+}
+
+// Abort removes the temporary file; safe after a failed Append or Close,
+// a no-op after a successful Close.
+func (w *Writer) Abort() {
+	if w.done {
+		return
+	}
+	if w.f != nil {
+		w.f.Close()
+		w.f = nil
+	}
+	os.Remove(w.tmp)
+	if w.err == nil {
+		w.err = fmt.Errorf("segment: %s: aborted: %w", w.path, errs.ErrClosed)
+	}
+}
+
+// syncDir fsyncs a directory, making the entries made in it durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
