@@ -10,9 +10,10 @@ LIB := $(OUT)/libarcadego.so
 LIB_CGOCHECK := build/out-cgocheck2/libarcadego.so
 VENV := .venv
 VENV_NOARROW := .venv-noarrow
+VENV_INTEROP := .venv-interop
 CRASH_TRIALS ?= 50
 
-.PHONY: all deps lib lib-cgocheck2 test test-go test-race test-abi test-c test-python crash bench bench-go bench-python demo venv clean
+.PHONY: all deps lib lib-cgocheck2 test test-go test-race test-abi test-c test-python interop crash bench bench-go bench-python demo venv clean
 
 all: lib
 
@@ -54,6 +55,12 @@ test-python: venv
 	build/pyenv.sh $(VENV_NOARROW) --no-pyarrow
 	$(VENV_NOARROW)/bin/python -m pytest -q tests/python/test_no_pyarrow.py
 
+# Apache Spark (delta-spark) reads flushed databases in place and must return
+# what db.scan returns. Not part of `make test`: it installs Java 17 (apt),
+# pyspark and the Delta jars (Maven Central) into $(VENV_INTEROP).
+interop: deps
+	build/interop.sh $(VENV_INTEROP)
+
 # More crash trials than `make test` runs.
 crash:
 	CGO_ENABLED=0 ARCADEGO_CRASH_TRIALS=500 $(GO) test -count=1 -run Crash -v ./core/engine/ | tail -3
@@ -76,4 +83,4 @@ demo: venv
 	$(VENV)/bin/python python/examples/demo.py
 
 clean:
-	rm -rf build/out build/out-cgocheck2 $(VENV) $(VENV_NOARROW) dist
+	rm -rf build/out build/out-cgocheck2 $(VENV) $(VENV_NOARROW) $(VENV_INTEROP) dist
