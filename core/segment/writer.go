@@ -120,15 +120,32 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 		return nil, fmt.Errorf("segment: create %s: %v: %w", w.tmp, err, errs.ErrIO)
 	}
 	w.out = &sink{w: bufio.NewWriterSize(w.f, 1<<20)}
-	props := parquet.NewWriterProperties(
+	props := []parquet.WriterProperty{
 		// Snappy, not zstd: the v17 zstd codec allocates GOMAXPROCS
 		// encoders per page (11.5 GB for 2,000 columns).
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithCreatedBy("arcadego (parquet-go version 17.0.0)"),
 		parquet.WithMaxRowGroupLength(int64(opts.RowGroupRows)),
-	)
+		// Dictionaries only where values repeat: the device (runs of one
+		// name) and strings (statuses, labels). The v17 dictionary
+		// encoders box every value in an interface (an allocation per
+		// value), which for numbers costs more than it saves.
+		parquet.WithDictionaryDefault(false),
+		parquet.WithDictionaryFor(schema.DeviceColumn, true),
+	}
+	for i, c := range l.Columns {
+		if c.Type == schema.String {
+			props = append(props, parquet.WithDictionaryFor(c.Name, true))
+		}
+		if i >= statsColumns {
+			// Parquet statistics for the columns Delta has statistics
+			// for; past them, per-column statistics objects are most of
+			// the cost of a wide row group.
+			props = append(props, parquet.WithStatsFor(c.Name, false))
+		}
+	}
 	// The magic is written into the bufio buffer, which cannot fail.
-	w.pw = file.NewParquetWriter(w.out, sc, file.WithWriterProps(props))
+	w.pw = file.NewParquetWriter(w.out, sc, file.WithWriterProps(parquet.NewWriterProperties(props...)))
 	return w, nil
 }
 
