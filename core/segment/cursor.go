@@ -17,7 +17,8 @@ import (
 const defaultBatchRows = 65536
 
 // Read returns the rows of device with start <= time < end, in time order,
-// in batches of at most batchRows rows (<= 0: 65536), columns in cols
+// in batches of at most batchRows rows (<= 0: 65536; a batch never spans
+// two row groups, so it may be shorter), columns in cols
 // order: a column the file lacks (by ID) or holds with another type reads
 // as all null. Only the needed columns and row groups are read: the device
 // directory gives the device's rows, row groups wholly before start or

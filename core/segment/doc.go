@@ -41,8 +41,9 @@
 // The footer's key-value metadata holds, besides Parquet's own:
 //
 //	arcadego.format   "1"
-//	arcadego.layout   time unit and property types: "ms;DOUBLE,STRING"
-//	                  (Parquet types cannot tell INT64 from TIMESTAMP, or "s" from "ns")
+//	arcadego.layout   time unit, property types and a CRC-32C of the column ids
+//	                  and names: "ms;DOUBLE,STRING;1a2b3c4d" (Parquet types cannot
+//	                  tell INT64 from TIMESTAMP, or "s" from "ns")
 //	arcadego.devices  the device directory: base64 of uvarint count, then per
 //	                  sorted device uvarint length, name, uvarint row count
 //	arcadego.chunks   per row group: rows, min and max time, and per column
@@ -55,6 +56,11 @@
 // device's rows are found by binary search in the directory, then row
 // groups are pruned by their time bounds (arcadego.chunks, under the CRC,
 // equal to the Parquet statistics).
+//
+// Dictionary encoding is used for device and STRING columns only, and
+// Parquet column statistics are written for device, time and the first
+// 30 properties only (the v17 encoders and statistics cost an allocation
+// per value, or several per column, which dominates wide row groups).
 //
 // Statistics for Delta (FileInfo.Stats) cover device, time and the first
 // 30 properties (Delta indexes 32 columns by default); see statsJSON for

@@ -2,10 +2,12 @@ package segment
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -353,4 +355,44 @@ func TestParquetSchema(t *testing.T) {
 		"ts INT64 None optional",
 		"d INT32 Date optional",
 	}, got)
+}
+
+func TestRowGroupBytesCountsStrings(t *testing.T) {
+	cols := []Column{{ID: 1, Name: "s", Type: schema.String}}
+	rows := make([]row, 100)
+	for i := range rows {
+		rows[i] = row{time: int64(i), vals: []any{strings.Repeat("x", 100)}}
+	}
+	f, _ := writeFile(t, Layout{Columns: cols}, WriterOptions{RowGroupBytes: 1000}, map[string][]row{"d": rows}, 100, 0)
+	for _, g := range f.groups {
+		assert.LessOrEqual(t, g.rows, int64(1000/(8+4+100)), "one Append of long strings is split by bytes")
+	}
+	assert.Equal(t, rows, readAll(t, f.Read("d", cols, math.MinInt64, math.MaxInt64, 0), cols, 0))
+}
+
+func TestConcurrentReaders(t *testing.T) {
+	data := map[string][]row{}
+	for _, d := range []string{"a", "b", "c", "d"} {
+		data[d] = makeRows(allTypes, 200, 0, 1, patterns["between"])
+	}
+	f, _ := writeFile(t, Layout{Columns: allTypes}, WriterOptions{RowGroupRows: 64}, data, 50, 0)
+	var wg sync.WaitGroup
+	errc := make(chan error, 16)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			d := []string{"a", "b", "c", "d"}[g%4]
+			got, err := readDevices(f, []string{d})
+			if err == nil && !assert.ObjectsAreEqual(data[d], got[d]) {
+				err = fmt.Errorf("reader %d: wrong rows", g)
+			}
+			errc <- err
+		}(g)
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		require.NoError(t, err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
@@ -69,6 +70,7 @@ type Writer struct {
 	timeStats   colStats
 	propStats   []colStats // the first statsColumns columns
 	fixedPerRow int64      // value bytes of one row, variable-width data aside
+	hasVar      bool       // some column is String or Binary
 }
 
 // sink counts and checksums the bytes Parquet writes, so that each column
@@ -114,6 +116,7 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 	for i, c := range l.Columns {
 		w.cols[i].typ = c.Type
 		w.fixedPerRow += int64(max(tablet.Width(c.Type), 4)) // offsets or a byte per bool, roughly
+		w.hasVar = w.hasVar || tablet.VarWidth(c.Type)
 	}
 	w.f, err = os.OpenFile(w.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -182,11 +185,20 @@ func (w *Writer) Append(device string, t *tablet.Tablet) error {
 	w.rows += int64(n)
 	dev := []byte(device)
 	for from := 0; from < n; {
-		// Take as many rows as fit the row group's row and byte budgets
-		// (at least one, so a huge row still makes progress).
-		k := min(n-from, w.opts.RowGroupRows-len(w.times))
-		if fit := (w.opts.RowGroupBytes - w.bytes) / w.fixedPerRow; int64(k) > fit {
-			k = int(max(fit, 1))
+		// Take as many rows as fit the row group's row and byte budgets.
+		room := w.opts.RowGroupBytes - w.bytes
+		k := min(n-from, w.opts.RowGroupRows-len(w.times), int(min(room/w.fixedPerRow, int64(n))))
+		if w.hasVar { // and the strings' bytes: the largest k that fits, by binary search
+			k = sort.Search(k, func(k int) bool { return w.rowsBytes(t, from, k+1) > room })
+		}
+		if k == 0 {
+			if len(w.times) > 0 { // the next row opens a new row group
+				if err := w.flush(); err != nil {
+					return err
+				}
+				continue
+			}
+			k = 1 // a row larger than the budget gets a row group of its own
 		}
 		for i := from; i < from+k; i++ {
 			w.devs = append(w.devs, dev)
@@ -217,6 +229,17 @@ func (w *Writer) Append(device string, t *tablet.Tablet) error {
 		}
 	}
 	return nil
+}
+
+// rowsBytes is what rows [from, from+k) of t add to the row group's bytes.
+func (w *Writer) rowsBytes(t *tablet.Tablet, from, k int) int64 {
+	b := int64(k) * w.fixedPerRow
+	for i := range t.Columns {
+		if c := &t.Columns[i]; tablet.VarWidth(c.Type) {
+			b += int64(c.Offsets[c.Offset+from+k] - c.Offsets[c.Offset+from])
+		}
+	}
+	return b
 }
 
 // check validates an Append before anything is buffered, so that a
