@@ -208,7 +208,9 @@ func BenchmarkBulkInsert(b *testing.B) {
 }
 
 // BenchmarkScan reads back 1M rows × 10 columns of one device in batches,
-// the engine's share of a full-table read.
+// the engine's share of a full-table read, from the memtable and from a
+// flushed Parquet file (where=flushed), and a 1% time range of the
+// flushed rows (range=1%).
 func BenchmarkScan(b *testing.B) {
 	const rows = 1 << 20
 	times := make([]int64, rows)
@@ -220,24 +222,72 @@ func BenchmarkScan(b *testing.B) {
 	for j := range 10 {
 		t.Columns = append(t.Columns, tablet.Int64s(fmt.Sprintf("c%d", j), vals, nil))
 	}
-	db := openMem(b, Options{AutoCreate: true})
-	require.NoError(b, db.Insert("T", "d", t))
+	mem := openMem(b, Options{AutoCreate: true})
+	require.NoError(b, mem.Insert("T", "d", t))
+	disk, _ := openDisk(b, Options{AutoCreate: true, Sync: wal.SyncOff})
+	require.NoError(b, disk.Insert("T", "d", t))
+	require.NoError(b, disk.Flush())
+	start, end := int64(rows/2), int64(rows/2+rows/100)
+	cases := []struct {
+		name string
+		db   *DB
+		req  ScanRequest
+		want int
+	}{
+		{"where=memtable", mem, ScanRequest{Type: "T"}, rows},
+		{"where=flushed", disk, ScanRequest{Type: "T"}, rows},
+		{"where=flushed/range=1%", disk, ScanRequest{Type: "T", Start: &start, End: &end}, int(end - start)},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(c.want * 8 * 11))
+			b.ReportAllocs()
+			for range b.N {
+				r, err := c.db.Scan(context.Background(), c.req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for batch, ok := r.Next(); ok; batch, ok = r.Next() {
+					n += batch.Rows.Rows()
+				}
+				r.Close()
+				if err := r.Err(); err != nil || n != c.want {
+					b.Fatalf("scanned %d rows: %v", n, err)
+				}
+			}
+			b.ReportMetric(float64(c.want*b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+		})
+	}
+}
+
+// BenchmarkFlush: the flush of 1M rows × 10 DOUBLE columns over 1,000
+// devices (sync off: the Parquet encoding, not the disk).
+func BenchmarkFlush(b *testing.B) {
+	const rows, devices = 1 << 20, 1000
+	per := rows / devices
+	times := make([]int64, per)
+	vals := make([]float64, per)
+	for i := range per {
+		times[i], vals[i] = int64(i), float64(i)/3
+	}
+	t := &tablet.Tablet{Times: times}
+	for j := range 10 {
+		t.Columns = append(t.Columns, tablet.Doubles(fmt.Sprintf("c%d", j), vals, nil))
+	}
 	b.SetBytes(int64(rows * 8 * 11))
 	b.ReportAllocs()
-	b.ResetTimer()
 	for range b.N {
-		r, err := db.Scan(context.Background(), ScanRequest{Type: "T"})
-		if err != nil {
-			b.Fatal(err)
+		b.StopTimer()
+		db, _ := openDisk(b, Options{AutoCreate: true, Sync: wal.SyncOff, MemtableBudget: 1 << 40})
+		tx, err := db.Begin()
+		require.NoError(b, err)
+		for d := range devices {
+			require.NoError(b, tx.InsertBorrowed("T", fmt.Sprint("dev-", d), t))
 		}
-		n := 0
-		for batch, ok := r.Next(); ok; batch, ok = r.Next() {
-			n += batch.Rows.Rows()
-		}
-		r.Close()
-		if n != rows {
-			b.Fatalf("scanned %d rows", n)
-		}
+		require.NoError(b, tx.Commit())
+		b.StartTimer()
+		require.NoError(b, db.Flush())
 	}
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
 }

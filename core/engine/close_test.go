@@ -41,9 +41,10 @@ func TestLogStatsDuringClose(t *testing.T) {
 }
 
 // TestOpenMakesNewDirectoriesDurable: opening a new database fsyncs every
-// directory that gained an entry (wal/ in the database directory, the
-// database directory in its parent, and so on up to the first directory
-// that existed), except in sync mode off.
+// directory that gained an entry (wal/ and types/ in the database
+// directory, the database directory in its parent, and so on up to the
+// first directory that existed, then the database directory again for the
+// new manifest), except in sync mode off.
 func TestOpenMakesNewDirectoriesDurable(t *testing.T) {
 	root := t.TempDir()
 	var synced []string
@@ -58,9 +59,9 @@ func TestOpenMakesNewDirectoriesDurable(t *testing.T) {
 		want []string
 	}{
 		{"new nested", filepath.Join(root, "a", "b", "db"), wal.SyncFull,
-			[]string{filepath.Join(root, "a", "b", "db"), filepath.Join(root, "a", "b"), filepath.Join(root, "a"), root}},
+			[]string{filepath.Join(root, "a", "b", "db"), filepath.Join(root, "a", "b"), filepath.Join(root, "a"), root, filepath.Join(root, "a", "b", "db")}},
 		{"reopen", filepath.Join(root, "a", "b", "db"), wal.SyncFull, []string{filepath.Join(root, "a", "b", "db")}},
-		{"new, normal", filepath.Join(root, "n"), wal.SyncNormal, []string{filepath.Join(root, "n"), root}},
+		{"new, normal", filepath.Join(root, "n"), wal.SyncNormal, []string{filepath.Join(root, "n"), root, filepath.Join(root, "n")}},
 		{"new, off", filepath.Join(root, "o"), wal.SyncOff, nil},
 	}
 	for _, c := range cases {

@@ -26,7 +26,10 @@ import (
 // writes row N into the shared type S (device d<N%3>), so a partial commit
 // shows as a type without its rows or rows without their type.
 
-const crashDirEnv = "ARCADEGO_CRASH_CHILD_DIR"
+const (
+	crashDirEnv    = "ARCADEGO_CRASH_CHILD_DIR"
+	crashBudgetEnv = "ARCADEGO_CRASH_CHILD_BUDGET" // the child's memtable budget; small: flushes all the time
+)
 
 // TestMain runs the crash child instead of the tests when asked to.
 func TestMain(m *testing.M) {
@@ -37,7 +40,8 @@ func TestMain(m *testing.M) {
 }
 
 func crashChild(dir string) {
-	db, err := Open(dir, Options{AutoCreate: true, SegmentBytes: 64 << 10})
+	budget, _ := strconv.ParseInt(os.Getenv(crashBudgetEnv), 10, 64)
+	db, err := Open(dir, Options{AutoCreate: true, SegmentBytes: 64 << 10, MemtableBudget: budget})
 	if err != nil {
 		fmt.Println("open error:", err)
 		os.Exit(2)
@@ -79,11 +83,27 @@ func crashTrials() int {
 }
 
 func TestCrashRecoveryKeepsAcknowledgedCommitsAndNoPartialOnes(t *testing.T) {
-	trials := crashTrials()
-	total := 0
+	crashTrialsWithBudget(t, crashTrials(), 0)
+}
+
+// TestCrashDuringFlushAndCheckpoint: the same with a memtable budget so
+// small that the child flushes and checkpoints every few commits, so that
+// most kills land in a flush (Parquet files, Delta commits) or a
+// checkpoint (catalog snapshot, manifest, log deletion). Reopen must also
+// find every file the manifest and the Delta logs name, and remove the
+// temporary files a flush left behind.
+func TestCrashDuringFlushAndCheckpoint(t *testing.T) {
+	crashTrialsWithBudget(t, max(crashTrials()/2, 5), 24<<10)
+}
+
+func crashTrialsWithBudget(t *testing.T, trials int, budget int64) {
+	total, flushed := 0, 0
 	for trial := range trials {
 		dir := filepath.Join(t.TempDir(), "db")
-		acked := runAndKill(t, dir, time.Duration(5+rand.IntN(120))*time.Millisecond)
+		acked := runAndKill(t, dir, budget, time.Duration(5+rand.IntN(120))*time.Millisecond)
+		files, err := filepath.Glob(filepath.Join(dir, tablesDir, "*", "*.parquet"))
+		require.NoError(t, err)
+		flushed += len(files)
 		db, err := Open(dir, Options{})
 		require.NoError(t, err, "trial %d: reopen", trial)
 		shared := rowsOf(t, db, "S")
@@ -108,21 +128,27 @@ func TestCrashRecoveryKeepsAcknowledgedCommitsAndNoPartialOnes(t *testing.T) {
 			_, ok := db.Catalog().Type(fmt.Sprintf("T%d", n))
 			assert.True(t, ok, "trial %d: acknowledged commit %d lost", trial, n)
 		}
+		strays, err := filepath.Glob(filepath.Join(dir, tablesDir, "*", ".tmp-*"))
+		require.NoError(t, err)
+		assert.Empty(t, strays, "trial %d: temporary files left after reopen", trial)
 		require.NoError(t, db.Close())
 		total += acked
 		if t.Failed() {
 			return
 		}
 	}
-	t.Logf("%d trials, %d acknowledged commits checked", trials, total)
+	t.Logf("%d trials, %d acknowledged commits checked, %d Parquet files found after the kills", trials, total, flushed)
+	if budget > 0 {
+		assert.Positive(t, flushed, "the children never flushed")
+	}
 }
 
 // runAndKill starts the child on dir, kills it after delay (counted from
 // its first acknowledgement) and returns how many commits it acknowledged.
-func runAndKill(t *testing.T, dir string, delay time.Duration) int {
+func runAndKill(t *testing.T, dir string, budget int64, delay time.Duration) int {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, fmt.Sprint(crashBudgetEnv, "=", budget))
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

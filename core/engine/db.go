@@ -3,8 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -37,7 +39,27 @@ type DB struct {
 	opts Options
 	lock *os.File // holds the flock; nil in memory
 	log  *wal.Log // nil in memory; never changes after Open
-	mem  *memtable.Memtable
+
+	// view is the memtables and files scans read; see view. It changes
+	// under stateMu, and its memtable is handed over under publishMu too.
+	view   atomic.Pointer[view]
+	budget int64
+	man    *manifest // the last manifest written; the flusher's (Open's before it starts)
+
+	// stateMu guards hand-overs and view changes, stopping, retry and
+	// flushRuns; stateCond signals them. Lock order: publishMu, stateMu.
+	stateMu     sync.Mutex
+	stateCond   *sync.Cond
+	flushErr    atomic.Pointer[error] // the last flush's failure; nil once one succeeds
+	retry       bool                  // Flush asks the flusher to retry after a failure
+	flushRuns   uint64                // flush attempts finished
+	stopping    bool
+	flusherDone chan struct{} // closed when the flusher returns; nil in memory
+	counters    flushCounters
+	// fault, when set by a test, runs at each storage step ("write",
+	// "commit", "checkpoint") and fails it with the error it returns: a
+	// disk that fills up at that point.
+	fault func(step string) error
 
 	// catalog is the published catalog: every commit it includes is durable
 	// and in the memtable. Readers load it without locking.
@@ -52,10 +74,11 @@ type DB struct {
 	inflight sync.WaitGroup // commits between append and publish
 
 	// publishMu and published make commits publish in log order.
-	publishMu sync.Mutex
-	published uint64
-	turn      *sync.Cond
-	failed    error // set once a log write or fsync failed; guarded by publishMu
+	publishMu  sync.Mutex
+	published  uint64
+	turn       *sync.Cond
+	failed     error   // set once a log write or fsync failed; guarded by publishMu
+	appliedEnd wal.LSN // where the last record in the memtable ends; guarded by publishMu
 }
 
 const (
@@ -72,8 +95,17 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := logOptions(opts).Validate(); err != nil {
 		return nil, fmt.Errorf("open %q: %w", path, err)
 	}
-	db := &DB{path: path, opts: opts, mem: memtable.New(memtable.Options{}), pending: schema.Empty()}
+	if opts.MemtableBudget < 0 {
+		return nil, fmt.Errorf("open %q: memtable budget %d must be >= 0 (0: the default, %d): %w",
+			path, opts.MemtableBudget, DefaultMemtableBudget, errs.ErrInvalidArgument)
+	}
+	db := &DB{path: path, opts: opts, pending: schema.Empty(), budget: opts.MemtableBudget}
+	if db.budget == 0 {
+		db.budget = DefaultMemtableBudget
+	}
 	db.turn = sync.NewCond(&db.publishMu)
+	db.stateCond = sync.NewCond(&db.stateMu)
+	db.view.Store(&view{mem: memtable.New(memtable.Options{}), tables: map[schema.TypeID]*table{}})
 	if path != "" {
 		if err := db.openDir(); err != nil {
 			db.release()
@@ -81,6 +113,10 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 	}
 	db.catalog.Store(db.pending)
+	if db.log != nil {
+		db.flusherDone = make(chan struct{})
+		go db.flushLoop()
+	}
 	return db, nil
 }
 
@@ -89,6 +125,7 @@ func (db *DB) openDir() error {
 	if err := db.makeDirs(logDir); err != nil {
 		return fmt.Errorf("open %q: %v: %w", db.path, err, errs.ErrIO)
 	}
+
 	f, err := os.OpenFile(filepath.Join(db.path, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("open %q: %v: %w", db.path, err, errs.ErrIO)
@@ -100,11 +137,66 @@ func (db *DB) openDir() error {
 		}
 		return fmt.Errorf("open %q: lock: %v: %w", db.path, err, errs.ErrIO)
 	}
-	db.log, err = wal.Open(logDir, logOptions(db.opts))
+	man, err := readManifest(db.path)
 	if err != nil {
 		return fmt.Errorf("open %q: %w", db.path, err)
 	}
-	return db.recover()
+	lopts := logOptions(db.opts)
+	if man != nil {
+		lopts.First = man.WALFirst
+	} else if err := db.checkNoData(); err != nil {
+		return err
+	}
+	db.log, err = wal.Open(logDir, lopts)
+	if err != nil {
+		return fmt.Errorf("open %q: %w", db.path, err)
+	}
+	if man == nil {
+		// A new database, or one written before the manifest existed,
+		// whose log holds everything.
+		man = &manifest{Format: formatVersion, WALFirst: db.log.KeptFrom(0)}
+		if err := man.write(db.path, db.syncing()); err != nil {
+			return fmt.Errorf("open %q: %w", db.path, err)
+		}
+	}
+	db.man = man
+	if man.Catalog != "" {
+		snap := filepath.Join(db.path, man.Catalog)
+		data, err := os.ReadFile(snap)
+		if err != nil {
+			return fmt.Errorf("open %q: catalog snapshot %s named by the manifest: %v: %w", db.path, snap, err, errs.ErrCorrupt)
+		}
+		if db.pending, err = schema.DecodeCatalog(data); err != nil {
+			return fmt.Errorf("open %q: catalog snapshot %s: %w", db.path, snap, err)
+		}
+	}
+	if err := db.recover(); err != nil {
+		return err
+	}
+	db.appliedEnd = db.log.End()
+	return db.openTables(db.pending)
+}
+
+// checkNoData refuses a directory without a manifest that holds flushed
+// data or catalog snapshots: its manifest was lost, and opening it would
+// silently lose what only the manifest could say.
+func (db *DB) checkNoData() error {
+	entries, err := os.ReadDir(db.path)
+	if err != nil {
+		return fmt.Errorf("open %q: %v: %w", db.path, err, errs.ErrIO)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, "catalog-") {
+			return fmt.Errorf("open %q: %s is missing, yet %s exists: %w", db.path, filepath.Join(db.path, manifestFile), name, errs.ErrCorrupt)
+		}
+		if name == tablesDir {
+			if sub, _ := os.ReadDir(filepath.Join(db.path, name)); len(sub) > 0 {
+				return fmt.Errorf("open %q: %s is missing, yet %s holds data: %w", db.path, filepath.Join(db.path, manifestFile), name, errs.ErrCorrupt)
+			}
+		}
+	}
+	return nil
 }
 
 // logOptions are the log's options for a database opened with opts.
@@ -122,7 +214,7 @@ var syncDir = func(dir string) error {
 	return d.Sync()
 }
 
-// makeDirs creates logDir and its missing parents. Unless the sync mode is
+// makeDirs creates logDir, the tables' directory and their missing parents. Unless the sync mode is
 // off, it then fsyncs the directories holding the new entries, from the
 // database directory (which holds wal/) up to the first ancestor that
 // already existed: the log fsyncs only its own directory, and a new entry
@@ -136,6 +228,10 @@ func (db *DB) makeDirs(logDir string) error {
 		top = filepath.Dir(top)
 	}
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	// The tables' directory, so that the fsync below covers it too.
+	if err := os.Mkdir(filepath.Join(db.path, tablesDir), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
 	if db.opts.Sync == wal.SyncOff {
@@ -154,8 +250,24 @@ func (db *DB) makeDirs(logDir string) error {
 // recover replays the log: every record is a commit that was appended, so
 // it is applied as is; a record that does not apply means the files are
 // corrupt, not that the commit failed.
+//
+// Records before the checkpoint's end are in the Parquet files already
+// and are skipped. When the memtable passes its budget during replay, it
+// is flushed and checkpointed on the spot, so reopening a large log needs
+// no more memory than writing it did.
 func (db *DB) recover() error {
+	start := wal.LSN(db.man.End)
+	overBudget := false
 	return db.log.Replay(func(lsn wal.LSN, kind byte, payload []byte) error {
+		if lsn < start {
+			return nil
+		}
+		if overBudget {
+			if err := db.recoveryFlush(lsn); err != nil {
+				return err
+			}
+			overBudget = false
+		}
 		where := func() string {
 			path, off := db.log.Locate(lsn)
 			return fmt.Sprintf("log record in %s at offset %d", path, off)
@@ -175,11 +287,29 @@ func (db *DB) recover() error {
 		if err := db.apply(writes); err != nil {
 			return fmt.Errorf("%s: %w", where(), err)
 		}
+		overBudget = db.view.Load().mem.MemoryUsage() >= db.budget
 		return nil
 	})
 }
 
+// recoveryFlush flushes and checkpoints what replay has put into the
+// memtable, all records before end.
+func (db *DB) recoveryFlush(end wal.LSN) error {
+	db.appliedEnd = end
+	db.catalog.Store(db.pending)
+	imm := db.handOver(true)
+	if err := db.flushImmutable(imm, db.pending); err != nil {
+		return err
+	}
+	return db.checkpoint(imm, db.pending)
+}
+
 func (db *DB) release() {
+	if v := db.view.Load(); v != nil {
+		for _, t := range v.tables {
+			t.release()
+		}
+	}
 	if db.log != nil {
 		_ = db.log.Close()
 	}
@@ -201,9 +331,18 @@ func (db *DB) Close() error {
 	db.inflight.Wait()
 	var err error
 	if db.log != nil {
+		if db.flushErr.Load() == nil && db.log.Stats().LiveBytes > closeCheckpointBytes {
+			err = db.flushAll()
+		}
+		db.stopFlusher()
+		for _, t := range db.view.Load().tables {
+			t.release()
+		}
 		// db.log stays set: LogStats may read it concurrently, and a
 		// closed log still answers Stats.
-		err = db.log.Close()
+		if cerr := db.log.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if db.lock != nil {
 		_ = db.lock.Close() // closing the descriptor drops the flock
@@ -211,16 +350,31 @@ func (db *DB) Close() error {
 	return err
 }
 
-// Flush writes everything committed so far to Parquet files and returns
-// once it is in the types' Delta logs.
-func (db *DB) Flush() error { return nil }
+// Flush writes everything committed so far to Parquet files, commits
+// them to the types' Delta logs and checkpoints: it returns once the log
+// before it is no longer needed. After a failed background flush it
+// retries. A database in memory has nothing to flush.
+func (db *DB) Flush() error {
+	if db.closed.Load() {
+		return fmt.Errorf("flush: %w", errs.ErrClosed)
+	}
+	if err := db.flushAll(); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	return nil
+}
 
-// Checkpoint flushes, writes a catalog snapshot and deletes the log
-// segments the flushed data covers.
-func (db *DB) Checkpoint() error { return nil }
-
-// Stats returns the database's counters.
-func (db *DB) Stats() Stats { return Stats{} }
+// Checkpoint makes the log before it unnecessary: every flush ends with a
+// checkpoint, so this is Flush.
+func (db *DB) Checkpoint() error {
+	if db.closed.Load() {
+		return fmt.Errorf("checkpoint: %w", errs.ErrClosed)
+	}
+	if err := db.flushAll(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
 
 // Path returns the directory of the database, "" in memory.
 func (db *DB) Path() string { return db.path }
@@ -236,8 +390,15 @@ func (db *DB) LogStats() wal.Stats {
 	return db.log.Stats()
 }
 
-// MemoryUsage returns the memtable's estimated size in bytes.
-func (db *DB) MemoryUsage() int64 { return db.mem.MemoryUsage() }
+// MemoryUsage returns the memtables' estimated size in bytes.
+func (db *DB) MemoryUsage() int64 {
+	v := db.view.Load()
+	n := v.mem.MemoryUsage()
+	if v.imm != nil {
+		n += v.imm.mem.MemoryUsage()
+	}
+	return n
+}
 
 // Begin starts a transaction.
 func (db *DB) Begin() (*Tx, error) {
@@ -284,9 +445,12 @@ type write struct {
 	ids    []schema.PropertyID
 }
 
+// apply writes into the live memtable; the caller holds publishMu (or is
+// Open), so no hand-over runs meanwhile.
 func (db *DB) apply(writes []write) error {
+	mem := db.view.Load().mem
 	for _, w := range writes {
-		if err := db.mem.Chunk(w.typ, w.device).Write(w.t, w.ids); err != nil {
+		if err := mem.Chunk(w.typ, w.device).Write(w.t, w.ids); err != nil {
 			return fmt.Errorf("memtable write of %d rows on device %q: %v: %w", w.t.Rows(), w.device, err, errs.ErrInternal)
 		}
 	}
@@ -297,6 +461,9 @@ func (db *DB) apply(writes []write) error {
 // entries. view is the result of ops on base, reused when no commit came
 // in between (the common case) instead of applying ops again.
 func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entry) error {
+	if err := db.waitForRoom(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
 	db.commitMu.Lock()
 	if db.closed.Load() {
 		db.commitMu.Unlock()
@@ -310,13 +477,14 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		db.commitMu.Unlock()
 		return fmt.Errorf("commit: %w", err)
 	}
-	var lsn wal.LSN
+	var lsn, end wal.LSN
 	if db.log != nil {
 		lsn, err = db.log.AppendParts(recordCommit, recordParts(ops, entries)...)
 		if err != nil {
 			db.commitMu.Unlock()
 			return fmt.Errorf("commit: %w", err)
 		}
+		end = db.log.End() // commitMu makes this the record's end
 	}
 	db.pending = cat
 	db.nextSeq++
@@ -348,5 +516,11 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		return fmt.Errorf("commit: %w", err)
 	}
 	db.catalog.Store(cat)
+	if db.log != nil {
+		db.appliedEnd = end
+		if db.view.Load().mem.MemoryUsage() >= db.budget {
+			db.handOver(false)
+		}
+	}
 	return nil
 }

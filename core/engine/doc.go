@@ -2,11 +2,49 @@
 // write-ahead log (core/wal) and the aligned memtable (core/memtable)
 // together into transactions, recovery and scans.
 //
-// A database directory holds a LOCK file (an exclusive flock, so a second
-// process gets a clear error) and the log in wal/. Nothing else: DDL never
-// creates a file, because the catalog lives in the log. Open fsyncs the
-// directories it creates (the log fsyncs only its own), and checks its
-// options before it creates anything.
+// A database directory holds:
+//
+//	LOCK                 an exclusive flock, so a second process gets a clear error
+//	MANIFEST             JSON: format, last checkpoint, its catalog snapshot,
+//	                     the oldest log segment kept, each table's Delta version
+//	catalog-N.snap       the catalog as of checkpoint N (schema.AppendCatalog)
+//	wal/NNNNNN.wal       the log (core/wal) since the checkpoint
+//	types/<type id>/     one Delta Lake table per type: Parquet files
+//	                     part-<version>-0.parquet and _delta_log/ (core/segment)
+//
+// DDL never creates a file: the catalog lives in the log, and a snapshot
+// is written only at checkpoints. Open fsyncs the directories it creates
+// (the log fsyncs only its own), and checks its options before it creates
+// anything. Names on disk are ids, never user strings.
+//
+// Storage tier. Commits go into the live memtable. When it passes
+// Options.MemtableBudget, the commit that passed it hands it over: it
+// becomes immutable and a fresh memtable takes writes at once, and a
+// background goroutine flushes it: per type, the rows sorted by (device,
+// time), equal keys merged, into one new Parquet file, merged with every
+// older file whose keys it may overlap (their time and device bounds), and
+// with any file holding a column whose name a new property now has. One
+// Delta commit per type adds the new file and removes the merged ones, so
+// a table never holds a key twice and a dropped property's values never
+// come back under its name. Then a checkpoint writes the catalog as it was
+// at the hand-over, then the manifest, then deletes the log segments the
+// flush covers. Back-pressure: a commit waits while the live memtable is
+// over budget and the previous one is still being flushed, so at most two
+// memtables are in memory (Stats counts the stalls). A failed flush or
+// checkpoint fails every later commit (the database on disk stays
+// consistent) until Flush succeeds or the database is reopened.
+//
+// Reopen reads the manifest, the catalog snapshot, each type's Delta log
+// and the files it lists, then replays the log from the checkpoint (a
+// replay that passes the budget flushes and checkpoints on the way). A
+// file the manifest or a Delta log names that is missing or damaged is
+// errs.ErrCorrupt naming it; a Parquet or temporary file nothing names is
+// deleted, as is the table of a type that no longer exists.
+//
+// Scans pin one view: the type's files (reference counted, so a flush
+// may remove and unlink them while a scan reads), the immutable and the
+// live memtable's chunk snapshots. Per device they merge those sources,
+// oldest first, newest non-null wins, a batch at a time.
 //
 // Commit protocol. Under the commit mutex a transaction's operations are
 // re-applied to the newest catalog (which may include commits not yet
@@ -29,6 +67,7 @@
 // is in the memtable. A scan running during a multi-tablet commit may see
 // some of its chunks before others.
 //
-// This package must not import Arrow, must not read the log's files itself,
-// and must not create a file per schema object.
+// This package must not import Arrow, must not read the log's or the
+// tables' files itself (core/wal and core/segment do), and must not create
+// a file per schema object.
 package engine

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/segment"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -31,21 +33,31 @@ type Batch struct {
 }
 
 // Rows iterates over scan results, device by device in device order. Not
-// safe for concurrent use.
+// safe for concurrent use. Close releases the files it holds open; a
+// scan that reaches its end releases them itself.
 type Rows struct {
 	ctx        context.Context
 	typ        *schema.Type
 	props      []schema.Property
+	cols       []segment.Column
 	refs       []memtable.ColumnRef
-	devices    []string
-	snaps      []memtable.Snapshot
 	start, end int64
 	batchRows  int
 
-	next    int            // index of the next device to read
-	cur     *tablet.Tablet // rows of devices[next-1] not yet returned
-	curFrom int
-	err     error
+	// What the scan reads, fixed at its start: the type's files (one
+	// reference each) and, per device, its memtable snapshots, oldest
+	// first. Later commits are not seen.
+	files   []*dataFile
+	devices []scanDevice
+
+	next int     // index of the next device to read
+	cur  *merger // rows of devices[next-1] not yet returned
+	err  error
+}
+
+type scanDevice struct {
+	name  string
+	snaps []memtable.Snapshot
 }
 
 // Scan starts a scan. The chunks' snapshots are taken now: later commits
@@ -91,30 +103,73 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		}
 	}
 	r.refs = make([]memtable.ColumnRef, len(r.props))
+	r.cols = make([]segment.Column, len(r.props))
 	for i, p := range r.props {
 		r.refs[i] = memtable.ColumnRef{ID: p.ID, Name: p.Name, Type: p.Type}
+		r.cols[i] = segment.Column{ID: p.ID, Name: p.Name, Type: p.Type}
 	}
-	devices := db.mem.Devices(ty.ID)
-	if req.Devices != nil {
-		want := make(map[string]bool, len(req.Devices))
-		for _, d := range req.Devices {
-			want[d] = true
+
+	var mems []*memtable.Memtable
+	db.stateMu.Lock()
+	v := db.view.Load()
+	if t := v.tables[ty.ID]; t != nil {
+		for _, f := range t.files {
+			f.refs.Add(1)
 		}
-		kept := devices[:0]
-		for _, d := range devices {
-			if want[d] {
-				kept = append(kept, d)
+		r.files = t.files
+	}
+	if v.imm != nil {
+		mems = append(mems, v.imm.mem)
+	}
+	mems = append(mems, v.mem)
+	db.stateMu.Unlock()
+
+	if r.start >= r.end {
+		return r, nil
+	}
+	var names []string
+	if req.Devices != nil {
+		names = slices.Clone(req.Devices)
+	} else {
+		for _, f := range r.files {
+			if f.overlapsTime(r.start, r.end) {
+				names = append(names, f.Devices()...)
 			}
 		}
-		devices = kept
-	}
-	for _, d := range devices {
-		if c, ok := db.mem.Lookup(ty.ID, d); ok {
-			r.devices = append(r.devices, d)
-			r.snaps = append(r.snaps, c.Snapshot())
+		for _, m := range mems {
+			names = append(names, m.Devices(ty.ID)...)
 		}
 	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	for _, d := range names {
+		sd := scanDevice{name: d}
+		for _, m := range mems {
+			if c, ok := m.Lookup(ty.ID, d); ok {
+				sd.snaps = append(sd.snaps, c.Snapshot())
+			}
+		}
+		if len(sd.snaps) == 0 && !r.inFiles(d) {
+			continue
+		}
+		r.devices = append(r.devices, sd)
+	}
 	return r, nil
+}
+
+// overlapsTime reports whether f may hold a time in [start, end).
+func (f *dataFile) overlapsTime(start, end int64) bool {
+	_, _, lo, hi := f.Bounds()
+	return hi >= start && lo < end
+}
+
+func (r *Rows) inFiles(device string) bool {
+	for _, f := range r.files {
+		if f.has(device, r.start, r.end-1) {
+			return true
+		}
+	}
+	return false
 }
 
 // Type returns the scanned type as of the scan's start.
@@ -123,34 +178,54 @@ func (r *Rows) Type() *schema.Type { return r.typ }
 // Properties returns the result columns after device and time.
 func (r *Rows) Properties() []schema.Property { return r.props }
 
-// Next returns the next batch, or false at the end or on error.
+// Next returns the next batch, or false at the end or on error. It checks
+// the scan's context before each batch.
 func (r *Rows) Next() (Batch, bool) {
 	for r.err == nil {
-		if r.cur != nil && r.curFrom < r.cur.Rows() {
-			to := min(r.curFrom+r.batchRows, r.cur.Rows())
-			b := Batch{Device: r.devices[r.next-1], Rows: r.cur.Slice(r.curFrom, to)}
-			r.curFrom = to
-			return b, true
+		if r.cur != nil {
+			if err := r.ctx.Err(); err != nil {
+				r.err = fmt.Errorf("scan of %q: %v: %w", r.typ.Name, err, errs.ErrCanceled)
+				break
+			}
+			b, err := r.cur.Next()
+			if err != nil {
+				r.err = fmt.Errorf("scan of %q: %w", r.typ.Name, err)
+				break
+			}
+			if b != nil {
+				return Batch{Device: r.devices[r.next-1].name, Rows: b}, true
+			}
+			r.cur = nil
+			r.devices[r.next-1] = scanDevice{}
 		}
 		if r.next >= len(r.devices) {
+			r.Close()
 			return Batch{}, false
 		}
-		if err := r.ctx.Err(); err != nil {
-			r.err = fmt.Errorf("scan of %q: %v: %w", r.typ.Name, err, errs.ErrCanceled)
-			break
-		}
-		r.cur = r.snaps[r.next].Read(r.refs, r.start, r.end)
-		r.snaps[r.next] = memtable.Snapshot{}
-		r.curFrom = 0
+		d := r.devices[r.next]
 		r.next++
+		var srcs []runSource
+		for _, f := range r.files {
+			if f.has(d.name, r.start, r.end-1) {
+				srcs = append(srcs, f.Read(d.name, r.cols, r.start, r.end, r.batchRows))
+			}
+		}
+		for _, s := range d.snaps {
+			srcs = append(srcs, memSource{s.Cursor(r.refs, r.start, r.end, r.batchRows)})
+		}
+		r.cur = newMerger(srcs, r.batchRows)
 	}
+	r.Close()
 	return Batch{}, false
 }
 
 // Err returns the error that ended the iteration, if any.
 func (r *Rows) Err() error { return r.err }
 
-// Close releases the iterator.
+// Close releases the iterator and the files it holds. Safe to call twice.
 func (r *Rows) Close() {
-	r.cur, r.snaps, r.devices, r.next = nil, nil, nil, 0
+	for _, f := range r.files {
+		f.unref()
+	}
+	r.files, r.devices, r.cur = nil, nil, nil
 }

@@ -1,6 +1,11 @@
 package engine
 
-import "github.com/arcadego/arcadego/core/wal"
+import (
+	"slices"
+	"strings"
+
+	"github.com/arcadego/arcadego/core/wal"
+)
 
 // Stats is a snapshot of a database's counters and storage, for
 // monitoring and tests. Counters count since Open.
@@ -32,4 +37,49 @@ type TypeStats struct {
 	Bytes        int64  `json:"bytes"`
 	Rows         int64  `json:"rows"`
 	DeltaVersion int64  `json:"delta_version"` // the latest commit in _delta_log, -1 when none
+}
+
+// Stats returns the database's counters and, per type with flushed data,
+// its table. It reads no file.
+func (db *DB) Stats() Stats {
+	st := Stats{
+		MemtableBudget: db.budget,
+		Flushes:        db.counters.flushes.Load(),
+		FlushedRows:    db.counters.flushedRows.Load(),
+		FlushedBytes:   db.counters.flushedBytes.Load(),
+		Checkpoints:    db.counters.checkpoints.Load(),
+		Stalls:         db.counters.stalls.Load(),
+		StallNanos:     db.counters.stallNanos.Load(),
+		Types:          []TypeStats{},
+	}
+	if p := db.flushErr.Load(); p != nil {
+		st.FlushError = (*p).Error()
+	}
+	cat := db.catalog.Load()
+	db.stateMu.Lock()
+	v := db.view.Load()
+	st.MemtableBytes = v.mem.MemoryUsage()
+	if v.imm != nil {
+		st.ImmutableMemtables = 1
+		st.ImmutableBytes = v.imm.mem.MemoryUsage()
+	}
+	for id, t := range v.tables {
+		ty, ok := cat.TypeByID(id)
+		if !ok || len(t.files) == 0 && t.version < 0 {
+			continue
+		}
+		ts := TypeStats{Name: ty.Name, ID: uint32(id), Path: t.dir, Files: len(t.files), DeltaVersion: t.version}
+		for _, f := range t.files {
+			ts.Bytes += f.size
+			ts.Rows += f.Rows()
+		}
+		st.Types = append(st.Types, ts)
+	}
+	db.stateMu.Unlock()
+	slices.SortFunc(st.Types, func(a, b TypeStats) int { return strings.Compare(a.Name, b.Name) })
+	st.Log = db.LogStats()
+	st.WALBytes = st.Log.LiveBytes
+	st.WALSegments = st.Log.Segments
+	st.Fsyncs = st.Log.Fsyncs + db.counters.fsyncs.Load()
+	return st
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
@@ -119,6 +121,10 @@ func (tx *Tx) insert(typ, device string, t *tablet.Tablet, borrow bool) error {
 	}
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("insert into %q: %w", typ, err)
+	}
+	if i := slices.Index(t.Times, math.MaxInt64); i >= 0 {
+		// A scan's end is exclusive, so no range could ever read it back.
+		return fmt.Errorf("insert into %q: row %d: time %d (the largest int64) is reserved: %w", typ, i, int64(math.MaxInt64), errs.ErrInvalidArgument)
 	}
 	_, auto, err := missing(tx.view, typ, t, tx.db.opts.AutoCreate, nil)
 	if err != nil {

@@ -82,6 +82,17 @@ func (m *Memtable) Devices(typ schema.TypeID) []string {
 	return devs
 }
 
+// Types returns the types that have a chunk, in no particular order.
+func (m *Memtable) Types() []schema.TypeID {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]schema.TypeID, 0, len(m.types))
+	for t := range m.types {
+		out = append(out, t)
+	}
+	return out
+}
+
 // MemoryUsage returns the estimated bytes held by all chunks.
 func (m *Memtable) MemoryUsage() int64 { return m.mem.Load() }
 

@@ -1,0 +1,698 @@
+package engine
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/memtable"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/segment"
+	"github.com/arcadego/arcadego/core/tablet"
+	"github.com/arcadego/arcadego/core/wal"
+)
+
+// view is what scans read, replaced as a whole (under stateMu) when the
+// memtable is handed over, when a type's flush commits, and when a flush
+// completes. A scan takes a reference on each file it may read while it
+// holds stateMu, so a file a later flush removes stays readable until the
+// scan closes.
+type view struct {
+	mem    *memtable.Memtable // the live memtable: takes the writes
+	imm    *immutable         // handed over and being flushed; nil when none
+	tables map[schema.TypeID]*table
+}
+
+// immutable is a memtable handed over to the flush: it holds exactly the
+// writes of the log records before end, less what earlier flushes wrote.
+type immutable struct {
+	mem     *memtable.Memtable
+	end     wal.LSN
+	catalog *schema.Catalog // the catalog as of end: the checkpoint's snapshot
+	done    map[schema.TypeID]bool
+}
+
+// table is one type's flushed data: its Delta table and open files.
+// files is never modified once the table is in a view.
+type table struct {
+	id      schema.TypeID
+	dir     string
+	delta   *segment.Table // the flusher's alone
+	version int64          // delta's version when this table was made
+	files   []*dataFile
+}
+
+// dataFile is an open Parquet file with a reference count: one for each
+// view's table that lists it (counted once, passed on from view to view)
+// and one per scan reading it. The last unref closes it.
+type dataFile struct {
+	*segment.File
+	name string
+	size int64
+	refs atomic.Int32
+}
+
+func (f *dataFile) unref() {
+	if f.refs.Add(-1) == 0 {
+		_ = f.File.Close()
+	}
+}
+
+// has reports whether the file may hold rows of device in [lo, hi].
+func (f *dataFile) has(device string, lo, hi int64) bool {
+	minDev, maxDev, minT, maxT := f.Bounds()
+	if device < minDev || device > maxDev || hi < minT || lo > maxT {
+		return false
+	}
+	_, ok := slices.BinarySearch(f.Devices(), device)
+	return ok
+}
+
+// flushCounters count the storage tier's work for Stats.
+type flushCounters struct {
+	flushes, flushedRows, flushedBytes, checkpoints, stalls atomic.Uint64
+	stallNanos                                              atomic.Int64
+	fsyncs                                                  atomic.Uint64
+}
+
+// closeCheckpointBytes: Close checkpoints when the live log holds more, so
+// that reopening replays little; below it a replay costs about what the
+// checkpoint would, and a test's throwaway database closes at once.
+const closeCheckpointBytes = 1 << 20
+
+func (db *DB) tableDir(id schema.TypeID) string {
+	return filepath.Join(db.path, tablesDir, strconv.FormatUint(uint64(id), 10))
+}
+
+func (db *DB) syncing() bool { return db.opts.Sync != wal.SyncOff }
+
+// openTable opens the table of type id from disk (an empty one when it
+// has no directory yet) with every file its Delta log lists.
+func (db *DB) openTable(id schema.TypeID) (*table, error) {
+	dir := db.tableDir(id)
+	minVersion := int64(-1)
+	if v, ok := db.man.Tables[uint32(id)]; ok {
+		minVersion = v
+	}
+	dt, err := segment.OpenTable(dir, minVersion)
+	if err != nil {
+		return nil, fmt.Errorf("open %q: %w", db.path, err)
+	}
+	t := &table{id: id, dir: dir, delta: dt, version: dt.Version()}
+	// Files of flushes that stopped before their Delta commit.
+	if _, err := dt.RemoveStrays(); err != nil {
+		return nil, fmt.Errorf("open %q: %w", db.path, err)
+	}
+	for _, a := range dt.Files() {
+		f, err := segment.Open(filepath.Join(dir, a.Path), a.Size)
+		if err != nil {
+			t.release()
+			return nil, fmt.Errorf("open %q: %w", db.path, err)
+		}
+		df := &dataFile{File: f, name: a.Path, size: a.Size}
+		df.refs.Store(1)
+		t.files = append(t.files, df)
+	}
+	return t, nil
+}
+
+// release drops the table's references on its files.
+func (t *table) release() {
+	for _, f := range t.files {
+		f.unref()
+	}
+}
+
+// openTables opens the table of every type of cat that has data on disk,
+// then deletes the directories of types cat no longer has.
+func (db *DB) openTables(cat *schema.Catalog) error {
+	root := filepath.Join(db.path, tablesDir)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("open %q: %v: %w", db.path, err, errs.ErrIO)
+	}
+	onDisk := map[schema.TypeID]bool{}
+	for _, e := range entries {
+		id, err := strconv.ParseUint(e.Name(), 10, 32)
+		if err != nil || !e.IsDir() {
+			continue // not ours
+		}
+		if _, live := cat.TypeByID(schema.TypeID(id)); !live {
+			if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+				return fmt.Errorf("open %q: remove the data of a dropped type: %v: %w", db.path, err, errs.ErrIO)
+			}
+			continue
+		}
+		onDisk[schema.TypeID(id)] = true
+	}
+	for id := range db.man.Tables {
+		if _, live := cat.TypeByID(schema.TypeID(id)); live && !onDisk[schema.TypeID(id)] {
+			return fmt.Errorf("open %q: %s is missing, yet the manifest records version %d of its Delta log: %w",
+				db.path, db.tableDir(schema.TypeID(id)), db.man.Tables[id], errs.ErrCorrupt)
+		}
+	}
+	v := db.view.Load()
+	tables := maps.Clone(v.tables)
+	for id := range onDisk {
+		if tables[id] != nil {
+			continue // opened by a flush during replay
+		}
+		t, err := db.openTable(id)
+		if err != nil {
+			return err
+		}
+		tables[id] = t
+	}
+	db.view.Store(&view{mem: v.mem, imm: v.imm, tables: tables})
+	return nil
+}
+
+// handOver makes the live memtable immutable and starts a fresh one, if
+// none is being flushed and force is set or the budget is reached. The
+// caller holds publishMu, so the memtable holds exactly the records before
+// appliedEnd. It returns the new immutable memtable, or nil.
+func (db *DB) handOver(force bool) *immutable {
+	db.stateMu.Lock()
+	defer db.stateMu.Unlock()
+	v := db.view.Load()
+	if v.imm != nil || !force && v.mem.MemoryUsage() < db.budget {
+		return nil
+	}
+	imm := &immutable{mem: v.mem, end: db.appliedEnd, catalog: db.catalog.Load(), done: map[schema.TypeID]bool{}}
+	db.view.Store(&view{mem: memtable.New(memtable.Options{}), imm: imm, tables: v.tables})
+	db.stateCond.Broadcast()
+	return imm
+}
+
+// waitForRoom is the back-pressure rule: a commit waits while the live
+// memtable is over budget and the previous one is still being flushed, so
+// at most two memtables are in memory. A failed flush fails the commit
+// instead (see flushFailed).
+func (db *DB) waitForRoom() error {
+	if db.log == nil {
+		return nil
+	}
+	if err := db.flushFailed(); err != nil {
+		return err
+	}
+	if v := db.view.Load(); v.imm == nil || v.mem.MemoryUsage() < db.budget {
+		return nil
+	}
+	db.stateMu.Lock()
+	defer db.stateMu.Unlock()
+	var start time.Time
+	for {
+		v := db.view.Load()
+		if v.imm == nil || v.mem.MemoryUsage() < db.budget || db.stopping {
+			break
+		}
+		if err := db.flushFailed(); err != nil {
+			return err
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		db.stateCond.Wait()
+	}
+	if !start.IsZero() {
+		db.counters.stalls.Add(1)
+		db.counters.stallNanos.Add(int64(time.Since(start)))
+	}
+	return nil
+}
+
+// flushFailed returns the last flush's failure, which fails every commit
+// until a flush succeeds (Flush retries): the data on disk stays
+// consistent, but a database that cannot flush would otherwise grow its
+// memory without bound.
+func (db *DB) flushFailed() error {
+	if p := db.flushErr.Load(); p != nil {
+		return fmt.Errorf("the background flush failed (call Flush to retry, or reopen): %w", *p)
+	}
+	return nil
+}
+
+// flushLoop is the background flush: it flushes each handed-over memtable
+// and checkpoints. After a failure it waits for Flush to ask for a retry.
+func (db *DB) flushLoop() {
+	defer close(db.flusherDone)
+	db.stateMu.Lock()
+	defer db.stateMu.Unlock()
+	for {
+		v := db.view.Load()
+		switch {
+		case v.imm != nil && (db.flushErr.Load() == nil || db.retry):
+			db.retry = false
+			db.stateMu.Unlock()
+			err := db.flushImmutable(v.imm, db.catalog.Load())
+			if err == nil {
+				err = db.checkpoint(v.imm, db.catalog.Load())
+			}
+			db.stateMu.Lock()
+			db.flushRuns++
+			if err != nil {
+				db.flushErr.Store(&err)
+			} else {
+				db.flushErr.Store(nil)
+			}
+			db.stateCond.Broadcast()
+			if err == nil {
+				// The live memtable may have filled during the flush.
+				db.stateMu.Unlock()
+				db.publishMu.Lock()
+				db.handOver(false)
+				db.publishMu.Unlock()
+				db.stateMu.Lock()
+			}
+		case db.stopping:
+			return
+		default:
+			db.stateCond.Wait()
+		}
+	}
+}
+
+// flushAll hands the live memtable over (even a small or empty one, so
+// that schema changes reach the Delta logs too) and waits until it is
+// flushed and checkpointed. A failed earlier flush is retried first.
+func (db *DB) flushAll() error {
+	if db.log == nil {
+		return nil
+	}
+	for {
+		db.stateMu.Lock()
+		for db.view.Load().imm != nil {
+			if db.flushErr.Load() != nil {
+				runs := db.flushRuns
+				db.retry = true
+				db.stateCond.Broadcast()
+				for db.flushRuns == runs {
+					db.stateCond.Wait()
+				}
+				if err := db.flushFailed(); err != nil {
+					db.stateMu.Unlock()
+					return err
+				}
+				continue
+			}
+			db.stateCond.Wait()
+		}
+		db.stateMu.Unlock()
+
+		db.publishMu.Lock()
+		imm := db.handOver(true)
+		db.publishMu.Unlock()
+		if imm == nil {
+			continue // a commit handed over first: wait for that one
+		}
+		db.stateMu.Lock()
+		defer db.stateMu.Unlock()
+		// Run even after a failed checkpoint (whose memtable is gone).
+		runs := db.flushRuns
+		db.retry = true
+		db.stateCond.Broadcast()
+		for db.view.Load().imm == imm && (db.flushRuns == runs || db.flushErr.Load() == nil) {
+			db.stateCond.Wait()
+		}
+		return db.flushFailed()
+	}
+}
+
+// stopFlusher ends the flush loop after the flush in progress.
+func (db *DB) stopFlusher() {
+	if db.flusherDone == nil {
+		return
+	}
+	db.stateMu.Lock()
+	db.stopping = true
+	db.stateCond.Broadcast()
+	db.stateMu.Unlock()
+	<-db.flusherDone
+}
+
+// flushImmutable writes imm to Parquet, type by type, each in one Delta
+// commit published at once, then drops imm from the view. cur is the
+// newest catalog: a type or property dropped since the hand-over is not
+// written. A type done by an earlier, failed attempt is not redone.
+func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
+	v := db.view.Load()
+	ids := imm.mem.Types()
+	for id := range v.tables {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var dropped []*table
+	for _, id := range ids {
+		if imm.done[id] {
+			continue
+		}
+		ty, live := cur.TypeByID(id)
+		if !live {
+			if t := db.view.Load().tables[id]; t != nil {
+				dropped = append(dropped, t)
+			}
+			continue
+		}
+		if err := db.flushType(ty, imm); err != nil {
+			return err
+		}
+		imm.done[id] = true
+	}
+	db.stateMu.Lock()
+	v = db.view.Load()
+	nv := &view{mem: v.mem, tables: maps.Clone(v.tables)}
+	for _, t := range dropped {
+		delete(nv.tables, t.id)
+	}
+	db.view.Store(nv)
+	db.stateMu.Unlock()
+	for _, t := range dropped {
+		t.release() // the directory goes at the checkpoint
+	}
+	db.counters.flushes.Add(1)
+	return nil
+}
+
+// flushBatchRows is the batch size of the merges a flush runs.
+const flushBatchRows = 16384
+
+// flushType writes the rows of type ty that imm holds into one new
+// Parquet file and commits it to the type's Delta log. Files whose keys
+// may overlap the new rows are merged into the new file and removed in the
+// same commit, so no (device, time) key is in two files; so are files
+// holding a column whose name now belongs to another property (a dropped
+// property's data must not come back under a new property of its name).
+func (db *DB) flushType(ty *schema.Type, imm *immutable) error {
+	tb := db.view.Load().tables[ty.ID]
+	if tb == nil {
+		if err := db.makeTableDir(ty.ID); err != nil {
+			return err
+		}
+		var err error
+		if tb, err = db.openTable(ty.ID); err != nil {
+			return err
+		}
+	}
+	layout := layoutOf(ty)
+	refs := make([]memtable.ColumnRef, len(layout.Columns))
+	for i, c := range layout.Columns {
+		refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
+	}
+	rewrite := map[*dataFile]bool{}
+	for _, f := range tb.files {
+		if staleNames(f.Layout(), ty) {
+			rewrite[f] = true
+		}
+	}
+	snaps := map[string]memtable.Snapshot{}
+	for _, d := range imm.mem.Devices(ty.ID) {
+		c, _ := imm.mem.Lookup(ty.ID, d)
+		s := c.Snapshot()
+		lo, hi, ok := s.TimeBounds()
+		if !ok {
+			continue
+		}
+		snaps[d] = s
+		for _, f := range tb.files {
+			if !rewrite[f] && f.has(d, lo, hi) {
+				rewrite[f] = true
+			}
+		}
+	}
+	schemaString := layout.DeltaSchema()
+	meta := tb.delta.Metadata()
+	if len(snaps) == 0 && len(rewrite) == 0 && meta != nil && meta.SchemaString == schemaString {
+		return nil
+	}
+
+	version := tb.delta.Version() + 1
+	commit := segment.Commit{AppID: "arcadego", TxnVersion: int64(imm.end)}
+	if meta == nil || meta.SchemaString != schemaString || meta.Name != ty.Name {
+		nm := &segment.Metadata{Name: ty.Name, SchemaString: schemaString, CreatedTime: time.Now().UnixMilli()}
+		if meta != nil {
+			nm.ID, nm.CreatedTime = meta.ID, meta.CreatedTime
+		} else {
+			nm.ID = newUUID()
+		}
+		commit.Metadata = nm
+	}
+	var olds []*dataFile
+	for _, f := range tb.files {
+		if rewrite[f] {
+			olds = append(olds, f)
+			commit.Removes = append(commit.Removes, f.name)
+		}
+	}
+	if err := db.injected("write"); err != nil {
+		return fmt.Errorf("flush of type %q: %w", ty.Name, err)
+	}
+	var added *newFile
+	if len(snaps) > 0 || len(olds) > 0 {
+		var err error
+		added, err = db.writeFile(tb, fmt.Sprintf("part-%020d-0.parquet", version), layout, refs, snaps, olds)
+		if err != nil {
+			return err
+		}
+		commit.Adds = []segment.AddFile{{Path: added.name, Size: added.size, ModificationTime: time.Now().UnixMilli(), Stats: added.stats}}
+	}
+	err := db.injected("commit")
+	if err == nil {
+		err = tb.delta.Commit(commit, db.syncing())
+	}
+	if err != nil {
+		if added != nil {
+			added.unref()
+			_ = os.Remove(filepath.Join(tb.dir, added.name))
+		}
+		return fmt.Errorf("flush of type %q: %w", ty.Name, err)
+	}
+	nt := &table{id: tb.id, dir: tb.dir, delta: tb.delta, version: tb.delta.Version()}
+	for _, f := range tb.files {
+		if !rewrite[f] {
+			nt.files = append(nt.files, f)
+		}
+	}
+	if added != nil {
+		nt.files = append(nt.files, added.dataFile)
+	}
+	db.stateMu.Lock()
+	v := db.view.Load()
+	nv := &view{mem: v.mem, imm: v.imm, tables: maps.Clone(v.tables)}
+	if nv.tables == nil {
+		nv.tables = map[schema.TypeID]*table{}
+	}
+	nv.tables[ty.ID] = nt
+	db.view.Store(nv)
+	db.stateMu.Unlock()
+	for _, f := range olds {
+		// Scans that hold f keep reading it through their descriptor.
+		_ = os.Remove(filepath.Join(tb.dir, f.name))
+		f.unref()
+	}
+	return nil
+}
+
+// newFile is a file a flush wrote, not yet committed.
+type newFile struct {
+	*dataFile
+	stats string
+}
+
+// writeFile writes the merge of the memtable snapshots and the old files,
+// device by device, into a new file of tb called name, and opens it.
+func (db *DB) writeFile(tb *table, name string, layout segment.Layout, refs []memtable.ColumnRef,
+	snaps map[string]memtable.Snapshot, olds []*dataFile) (*newFile, error) {
+	devices := make([]string, 0, len(snaps))
+	for d := range snaps {
+		devices = append(devices, d)
+	}
+	for _, f := range olds {
+		devices = append(devices, f.Devices()...)
+	}
+	slices.Sort(devices)
+	devices = slices.Compact(devices)
+
+	path := filepath.Join(tb.dir, name)
+	w, err := segment.Create(path, layout, segment.WriterOptions{Sync: db.syncing()})
+	if err != nil {
+		return nil, fmt.Errorf("flush: %w", err)
+	}
+	fail := func(err error) (*newFile, error) {
+		w.Abort()
+		return nil, fmt.Errorf("flush: %w", err)
+	}
+	for _, d := range devices {
+		var srcs []runSource
+		for _, f := range olds {
+			if f.has(d, math.MinInt64, math.MaxInt64) {
+				srcs = append(srcs, f.Read(d, layout.Columns, math.MinInt64, math.MaxInt64, flushBatchRows))
+			}
+		}
+		if s, ok := snaps[d]; ok {
+			srcs = append(srcs, memSource{s.Cursor(refs, math.MinInt64, math.MaxInt64, flushBatchRows)})
+		}
+		m := newMerger(srcs, flushBatchRows)
+		for {
+			b, err := m.Next()
+			if err != nil {
+				return fail(err)
+			}
+			if b == nil {
+				break
+			}
+			if err := w.Append(d, b); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	info, err := w.Close()
+	if err != nil {
+		return fail(err)
+	}
+	if db.syncing() {
+		db.counters.fsyncs.Add(2) // the file and its directory
+	}
+	f, err := segment.Open(path, info.Size)
+	if err != nil {
+		_ = os.Remove(path)
+		return nil, fmt.Errorf("flush: reopen the file just written: %w", err)
+	}
+	df := &dataFile{File: f, name: info.Name, size: info.Size}
+	df.refs.Store(1)
+	db.counters.flushedRows.Add(uint64(info.Rows))
+	db.counters.flushedBytes.Add(uint64(info.Size))
+	return &newFile{dataFile: df, stats: info.Stats}, nil
+}
+
+// memSource reads a memtable chunk as a runSource.
+type memSource struct{ c *memtable.Cursor }
+
+func (m memSource) Next() (*tablet.Tablet, error) { return m.c.Next(), nil }
+
+// makeTableDir creates the directory of type id's table and makes its
+// entry durable.
+func (db *DB) makeTableDir(id schema.TypeID) error {
+	dir := db.tableDir(id)
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("flush: create %s: %v: %w", dir, err, errs.ErrIO)
+	}
+	if db.syncing() {
+		db.counters.fsyncs.Add(1)
+		if err := syncDir(filepath.Dir(dir)); err != nil {
+			return fmt.Errorf("flush: fsync %s: %v: %w", filepath.Dir(dir), err, errs.ErrIO)
+		}
+	}
+	return nil
+}
+
+// staleNames reports whether file layout l has a column whose name is now
+// another property's (a dropped property's name, reused).
+func staleNames(l segment.Layout, ty *schema.Type) bool {
+	for _, c := range l.Columns {
+		if p, ok := ty.Property(c.Name); ok && (p.ID != c.ID || p.Type != c.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+// layoutOf returns the file layout of ty's live properties.
+func layoutOf(ty *schema.Type) segment.Layout {
+	props := ty.Properties()
+	l := segment.Layout{TimeUnit: ty.TimeUnit, Columns: make([]segment.Column, len(props))}
+	for i, p := range props {
+		l.Columns[i] = segment.Column{ID: p.ID, Name: p.Name, Type: p.Type}
+	}
+	return l
+}
+
+// checkpoint records that the log before imm.end is in the Parquet files:
+// it writes the catalog as of imm.end, then the manifest naming it, then
+// deletes the log segments, the previous snapshot and the directories of
+// dropped types, in that order, so a crash at any point leaves either
+// checkpoint whole. cur is the newest catalog.
+func (db *DB) checkpoint(imm *immutable, cur *schema.Catalog) error {
+	if err := db.injected("checkpoint"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	sync := db.syncing()
+	m := *db.man
+	m.Checkpoint++
+	m.End = uint64(imm.end)
+	m.Catalog = fmt.Sprintf("catalog-%016d.snap", m.Checkpoint)
+	if err := writeFileAtomic(db.path, m.Catalog, schema.AppendCatalog(nil, imm.catalog), sync); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	m.WALFirst = db.log.KeptFrom(imm.end)
+	m.Tables = map[uint32]int64{}
+	for id, t := range db.view.Load().tables {
+		if _, live := cur.TypeByID(id); live && t.version >= 0 {
+			m.Tables[uint32(id)] = t.version
+		}
+	}
+	if err := m.write(db.path, sync); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if sync {
+		db.counters.fsyncs.Add(4)
+	}
+	old := db.man
+	db.man = &m
+	if old.Catalog != "" && old.Catalog != m.Catalog {
+		_ = os.Remove(filepath.Join(db.path, old.Catalog))
+	}
+	if err := db.log.TruncateBefore(imm.end); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	root := filepath.Join(db.path, tablesDir)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %v: %w", err, errs.ErrIO)
+	}
+	for _, e := range entries {
+		id, err := strconv.ParseUint(e.Name(), 10, 32)
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		if _, live := cur.TypeByID(schema.TypeID(id)); !live {
+			if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+				return fmt.Errorf("checkpoint: remove the data of a dropped type: %v: %w", err, errs.ErrIO)
+			}
+		}
+	}
+	db.counters.checkpoints.Add(1)
+	return nil
+}
+
+// injected returns the test fault for step, as an I/O error.
+func (db *DB) injected(step string) error {
+	if db.fault == nil {
+		return nil
+	}
+	if err := db.fault(step); err != nil {
+		return fmt.Errorf("%s: %w: %w", step, err, errs.ErrIO)
+	}
+	return nil
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
