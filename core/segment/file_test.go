@@ -396,3 +396,25 @@ func TestConcurrentReaders(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+func TestWriteFailure(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.parquet")
+	w, err := Create(path, Layout{Columns: allTypes}, WriterOptions{})
+	require.NoError(t, err)
+	require.NoError(t, w.Append("a", buildTablet(allTypes, makeRows(allTypes, 10, 0, 1, patterns["none"]), 0)))
+	require.NoError(t, w.f.Close()) // the disk goes away under the writer
+	_, err = w.Close()
+	require.ErrorIs(t, err, errs.ErrIO)
+	assert.Contains(t, err.Error(), ".tmp-p.parquet")
+	require.ErrorIs(t, w.Append("b", buildTablet(allTypes, nil, 0)), errs.ErrIO, "the failure is sticky")
+	w.Abort()
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
+}
+
+func TestEmptyLayoutRoundTrip(t *testing.T) {
+	f, _ := writeFile(t, Layout{TimeUnit: "s"}, WriterOptions{}, map[string][]row{"d": {{time: 1}, {time: 2}}}, 2, 0)
+	assert.Equal(t, Layout{TimeUnit: "s"}, f.Layout())
+	assert.Equal(t, []row{{time: 1, vals: []any{}}, {time: 2, vals: []any{}}}, readAll(t, f.Read("d", nil, 0, 10, 0), nil, 0))
+}

@@ -229,7 +229,9 @@ func decodeLayout(v string, sc *pqschema.Schema) (Layout, error) {
 	if n < 0 || len(list) != n {
 		return Layout{}, fmt.Errorf("layout has %d types for %d columns", len(list), n)
 	}
-	l.Columns = make([]Column, n)
+	if n > 0 {
+		l.Columns = make([]Column, n)
+	}
 	for i := range l.Columns {
 		f := root.Field(2 + i)
 		t, err := schema.ParsePropertyType(list[i])
