@@ -1,11 +1,15 @@
 package segment
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
@@ -66,7 +70,7 @@ type Cursor struct {
 	colR    []file.ColumnChunkReader // nil until first needed
 	skip    []int64                  // rows each colR must skip before its next read
 	times   []int64
-	scratch scratch
+	scratch []scratch // per column, so columns can be decoded in parallel
 }
 
 // Next returns the next batch (a fresh tablet owning its memory; Validity
@@ -130,16 +134,58 @@ func (c *Cursor) Next() (t *tablet.Tablet, err error) {
 			continue
 		}
 		out := &tablet.Tablet{Times: append([]int64(nil), times[lo:hi]...), Columns: make([]tablet.Column, len(c.cols)), TimeUnit: c.f.layout.TimeUnit}
-		for j := range c.cols {
-			c.skip[j] += int64(lo)
-			if out.Columns[j], err = c.readColumn(j, hi-lo); err != nil {
-				return nil, err
-			}
-			c.skip[j] += int64(n - hi)
+		if err := c.readColumns(out, lo, hi, n); err != nil {
+			return nil, err
 		}
 		return out, nil
 	}
 	return nil, nil
+}
+
+// parallelValues is the batch size, in values, from which a batch's
+// columns are decoded by several goroutines: decompression dominates a
+// scan, and columns decompress independently.
+const parallelValues = 1 << 15
+
+// readColumns reads rows [lo, hi) of the n-row batch just read into out's
+// columns, and skips the batch's other rows.
+func (c *Cursor) readColumns(out *tablet.Tablet, lo, hi, n int) error {
+	one := func(j int) (err error) {
+		defer func() {
+			if r := recover(); r != nil { // the decoders can panic on garbage
+				err = fmt.Errorf("%v", r)
+			}
+		}()
+		c.skip[j] += int64(lo)
+		if out.Columns[j], err = c.readColumn(j, hi-lo); err != nil {
+			return err
+		}
+		c.skip[j] += int64(n - hi)
+		return nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(c.cols))
+	if workers < 2 || (hi-lo)*len(c.cols) < parallelValues {
+		for j := range c.cols {
+			if err := one(j); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(c.cols))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := int(next.Add(1) - 1); j < len(c.cols); j = int(next.Add(1) - 1) {
+				errs[j] = one(j)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // openGroup sets up the readers of row group c.rg, positioned at c.pos.
@@ -154,6 +200,7 @@ func (c *Cursor) openGroup() error {
 		c.pr = pr
 		c.colR = make([]file.ColumnChunkReader, len(c.cols))
 		c.skip = make([]int64, len(c.cols))
+		c.scratch = make([]scratch, len(c.cols))
 	}
 	g := &f.groups[c.rg]
 	cr, err := c.pr.RowGroup(c.rg).Column(1)
@@ -165,7 +212,8 @@ func (c *Cursor) openGroup() error {
 		return fmt.Errorf("time column is %T", cr)
 	}
 	c.pos = max(c.pos, g.first)
-	if err := c.skipRows(tr, c.pos-g.first); err != nil {
+	var ts scratch
+	if err := c.skipRows(tr, c.pos-g.first, &ts); err != nil {
 		return err
 	}
 	c.timeR = tr
@@ -178,7 +226,7 @@ func (c *Cursor) openGroup() error {
 }
 
 // skipRows skips n rows of r.
-func (c *Cursor) skipRows(r file.ColumnChunkReader, n int64) error {
+func (c *Cursor) skipRows(r file.ColumnChunkReader, n int64, s *scratch) error {
 	if n == 0 {
 		return nil
 	}
@@ -199,7 +247,6 @@ func (c *Cursor) skipRows(r file.ColumnChunkReader, n int64) error {
 		// Not r.Skip: it decodes ByteArray headers into a []byte scratch
 		// shared with the levels, and the write barrier then finds level
 		// bits where it expects pointers ("found bad pointer in Go heap").
-		s := &c.scratch
 		s.ba = grow(s.ba, int(min(n, 1024)))
 		s.defs = grow(s.defs, len(s.ba))
 		for got < n {
@@ -242,10 +289,6 @@ func (c *Cursor) readTimes(n int) ([]int64, error) {
 type scratch struct {
 	defs  []int16
 	bools []bool
-	i32   []int32
-	i64   []int64
-	f32   []float32
-	f64   []float64
 	ba    []parquet.ByteArray
 }
 
@@ -271,11 +314,11 @@ func (c *Cursor) readColumn(j, n int) (tablet.Column, error) {
 		c.colR[j] = r
 	}
 	r := c.colR[j]
-	if err := c.skipRows(r, c.skip[j]); err != nil {
+	s := &c.scratch[j]
+	if err := c.skipRows(r, c.skip[j], s); err != nil {
 		return out, err
 	}
 	c.skip[j] = 0
-	s := &c.scratch
 	s.defs = grow(s.defs, n)
 	var vals int // non-null values read
 	read := func(batch func(rows int64, defs []int16) (int64, int, error)) error {
@@ -297,18 +340,21 @@ func (c *Cursor) readColumn(j, n int) (tablet.Column, error) {
 	case *file.BooleanColumnChunkReader:
 		s.bools = grow(s.bools, n)
 		err = read(func(k int64, d []int16) (int64, int, error) { return r.ReadBatch(k, s.bools[vals:], d, nil) })
+	// Fixed-width values are decoded straight into the result's buffer
+	// (little endian, as the platforms Go and Arrow share here), densely,
+	// then spread over the rows if some are null.
 	case *file.Int32ColumnChunkReader:
-		s.i32 = grow(s.i32, n)
-		err = read(func(k int64, d []int16) (int64, int, error) { return r.ReadBatch(k, s.i32[vals:], d, nil) })
+		v := valuesAs[int32](&out, n)
+		err = read(func(k int64, d []int16) (int64, int, error) { return r.ReadBatch(k, v[vals:], d, nil) })
 	case *file.Int64ColumnChunkReader:
-		s.i64 = grow(s.i64, n)
-		err = read(func(k int64, d []int16) (int64, int, error) { return r.ReadBatch(k, s.i64[vals:], d, nil) })
+		v := valuesAs[int64](&out, n)
+		err = read(func(k int64, d []int16) (int64, int, error) { return r.ReadBatch(k, v[vals:], d, nil) })
 	case *file.Float32ColumnChunkReader:
-		s.f32 = grow(s.f32, n)
-		err = read(func(k int64, d []int16) (int64, int, error) { return r.ReadBatch(k, s.f32[vals:], d, nil) })
+		v := valuesAs[float32](&out, n)
+		err = read(func(k int64, d []int16) (int64, int, error) { return r.ReadBatch(k, v[vals:], d, nil) })
 	case *file.Float64ColumnChunkReader:
-		s.f64 = grow(s.f64, n)
-		err = read(func(k int64, d []int16) (int64, int, error) { return r.ReadBatch(k, s.f64[vals:], d, nil) })
+		v := valuesAs[float64](&out, n)
+		err = read(func(k int64, d []int16) (int64, int, error) { return r.ReadBatch(k, v[vals:], d, nil) })
 	case *file.ByteArrayColumnChunkReader:
 		// Values point into the page buffer, which the next page read
 		// replaces: copy them out batch by batch.
@@ -358,37 +404,13 @@ func (c *Cursor) readColumn(j, n int) (tablet.Column, error) {
 				k++
 			}
 		}
-	case schema.Int32, schema.Date:
-		out.Values = make([]byte, 4*n)
-		for i, k := 0, 0; i < n; i++ {
-			if valid(i) {
-				binary.LittleEndian.PutUint32(out.Values[4*i:], uint32(s.i32[k]))
-				k++
-			}
+	case schema.Int32, schema.Date, schema.Float:
+		if vals < n {
+			spread(valuesAs[int32](&out, n), defs, vals)
 		}
-	case schema.Int64, schema.Timestamp:
-		out.Values = make([]byte, 8*n)
-		for i, k := 0, 0; i < n; i++ {
-			if valid(i) {
-				binary.LittleEndian.PutUint64(out.Values[8*i:], uint64(s.i64[k]))
-				k++
-			}
-		}
-	case schema.Float:
-		out.Values = make([]byte, 4*n)
-		for i, k := 0, 0; i < n; i++ {
-			if valid(i) {
-				binary.LittleEndian.PutUint32(out.Values[4*i:], math.Float32bits(s.f32[k]))
-				k++
-			}
-		}
-	case schema.Double:
-		out.Values = make([]byte, 8*n)
-		for i, k := 0, 0; i < n; i++ {
-			if valid(i) {
-				binary.LittleEndian.PutUint64(out.Values[8*i:], math.Float64bits(s.f64[k]))
-				k++
-			}
+	case schema.Int64, schema.Timestamp, schema.Double:
+		if vals < n {
+			spread(valuesAs[int64](&out, n), defs, vals)
 		}
 	case schema.String, schema.Binary:
 		if vals < n { // repeat the previous end at each null
@@ -406,6 +428,32 @@ func (c *Cursor) readColumn(j, n int) (tablet.Column, error) {
 		}
 	}
 	return out, nil
+}
+
+// valuesAs returns out.Values as n values of T, allocating it if needed.
+func valuesAs[T int32 | int64 | float32 | float64](out *tablet.Column, n int) []T {
+	var zero T
+	if out.Values == nil {
+		out.Values = make([]byte, n*int(unsafe.Sizeof(zero)))
+	}
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&out.Values[0])), n)
+}
+
+// spread moves the first vals values of v to the rows whose definition
+// level is set, back to front (a value only moves up), zeroing the others.
+func spread[T int32 | int64](v []T, defs []int16, vals int) {
+	k := vals - 1
+	for i := len(v) - 1; i >= 0; i-- {
+		if defs[i] != 0 {
+			v[i] = v[k]
+			k--
+		} else {
+			v[i] = 0
+		}
+	}
 }
 
 // nullColumn fills out with n nulls.
