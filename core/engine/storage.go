@@ -68,14 +68,11 @@ func (f *dataFile) unref() {
 	}
 }
 
-// has reports whether the file may hold rows of device in [lo, hi].
+// has reports whether the file holds rows of device whose times span
+// overlaps [lo, hi].
 func (f *dataFile) has(device string, lo, hi int64) bool {
-	minDev, maxDev, minT, maxT := f.Bounds()
-	if device < minDev || device > maxDev || hi < minT || lo > maxT {
-		return false
-	}
-	_, ok := slices.BinarySearch(f.Devices(), device)
-	return ok
+	first, last, ok := f.DeviceTimes(device)
+	return ok && last >= lo && first <= hi
 }
 
 // flushCounters count the storage tier's work for Stats.

@@ -496,3 +496,26 @@ func TestDiskFullDuringFlush(t *testing.T) {
 		require.NoError(t, db.Insert("A", "d", int64Tablet([]int64{-1}, map[string][]int64{"k": {-1}})))
 	})
 }
+
+// TestLaggingDeviceDoesNotRewriteOlderFiles: overlap is judged per device,
+// so a device behind the others appends a file instead of rewriting the
+// ones holding the others' later rows.
+func TestLaggingDeviceDoesNotRewriteOlderFiles(t *testing.T) {
+	db, _ := openDisk(t, Options{Sync: wal.SyncOff})
+	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64"))
+	require.NoError(t, db.Insert("A", "ahead", int64Tablet([]int64{1000, 2000}, map[string][]int64{"k": {1, 2}})))
+	require.NoError(t, db.Insert("A", "behind", int64Tablet([]int64{10, 20}, map[string][]int64{"k": {3, 4}})))
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Insert("A", "behind", int64Tablet([]int64{30, 40}, map[string][]int64{"k": {5, 6}})))
+	require.NoError(t, db.Flush())
+	assert.Equal(t, 2, db.Stats().Types[0].Files, "the late device's rows went into a new file")
+	// A real overlap still merges.
+	require.NoError(t, db.Insert("A", "behind", int64Tablet([]int64{15}, map[string][]int64{"k": {7}})))
+	require.NoError(t, db.Flush())
+	ts := db.Stats().Types[0]
+	assert.Equal(t, 2, ts.Files)
+	assert.Equal(t, int64(7), ts.Rows)
+	rows := rowsOf(t, db, "A")
+	assert.Len(t, rows["behind"], 5)
+	assert.Equal(t, int64(7), rows["behind"][15]["k"])
+}

@@ -44,7 +44,7 @@ func (f *File) Read(device string, cols []Column, start, end int64, batchRows in
 	c.lo, c.hi = f.device(device)
 	c.pos = c.lo
 	c.rg = sort.Search(len(f.groups), func(i int) bool { return f.groups[i].first+f.groups[i].rows > c.lo })
-	if c.lo == c.hi || start >= end {
+	if first, last, ok := f.DeviceTimes(device); !ok || start >= end || last < start || first >= end {
 		c.done = true
 	}
 	return c

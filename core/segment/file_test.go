@@ -180,6 +180,25 @@ func TestDeviceNotInFile(t *testing.T) {
 	}
 }
 
+func TestDeviceTimes(t *testing.T) {
+	data := map[string][]row{
+		"a": makeRows(allTypes, 5, -10, 3, patterns["none"]), // -10 … 2
+		"b": makeRows(allTypes, 1, math.MaxInt64-1, 1, patterns["all"]),
+		"c": makeRows(allTypes, 4, math.MinInt64, 1, patterns["none"]),
+	}
+	f, _ := writeFile(t, Layout{Columns: allTypes}, WriterOptions{RowGroupRows: 2}, data, 2, 0)
+	for dev, want := range map[string][2]int64{"a": {-10, 2}, "b": {math.MaxInt64 - 1, math.MaxInt64 - 1}, "c": {math.MinInt64, math.MinInt64 + 3}} {
+		first, last, ok := f.DeviceTimes(dev)
+		require.True(t, ok, dev)
+		assert.Equal(t, want, [2]int64{first, last}, dev)
+	}
+	_, _, ok := f.DeviceTimes("zz")
+	assert.False(t, ok)
+	// A range outside the device's span reads nothing.
+	assert.Empty(t, readAll(t, f.Read("a", allTypes, 3, 100, 0), allTypes, 0))
+	assert.Len(t, readAll(t, f.Read("a", allTypes, 2, 3, 0), allTypes, 0), 1)
+}
+
 func TestEmptyFile(t *testing.T) {
 	for _, cols := range [][]Column{nil, allTypes} {
 		f, info := writeFile(t, Layout{TimeUnit: "ms", Columns: cols}, WriterOptions{Sync: true}, nil, 1, 0)

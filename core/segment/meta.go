@@ -36,15 +36,19 @@ func metaCRC(layout, devices, chunks string) string {
 
 // The device directory ("arcadego.devices") is base64 (standard, padded)
 // of: uvarint device count, then per device in sorted order uvarint name
-// length, name bytes, uvarint row count. Device i starts at the file row
-// that is the sum of the row counts before it.
-func encodeDevices(devices []string, rows []int64) string {
+// length, name bytes, uvarint row count, varint first time, uvarint last
+// time minus first time. Device i starts at the file row that is the sum
+// of the row counts before it. The time span lets a flush tell whether
+// new rows of a device overlap this file without reading it.
+func encodeDevices(devices []string, rows []int64, spans [][2]int64) string {
 	var b []byte
 	b = binary.AppendUvarint(b, uint64(len(devices)))
 	for i, d := range devices {
 		b = binary.AppendUvarint(b, uint64(len(d)))
 		b = append(b, d...)
 		b = binary.AppendUvarint(b, uint64(rows[i]))
+		b = binary.AppendVarint(b, spans[i][0])
+		b = binary.AppendUvarint(b, uint64(spans[i][1]-spans[i][0]))
 	}
 	return base64.StdEncoding.EncodeToString(b)
 }
@@ -52,39 +56,46 @@ func encodeDevices(devices []string, rows []int64) string {
 // decodeDevices returns the sorted distinct devices and starts, with
 // starts[i] the first file row of device i and starts[len] the row count.
 // Names are substrings of one string: one allocation for a million names.
-func decodeDevices(v string) (devices []string, starts []int64, err error) {
+func decodeDevices(v string) (devices []string, starts []int64, spans [][2]int64, err error) {
 	raw, err := base64.StdEncoding.DecodeString(v)
 	if err != nil {
-		return nil, nil, fmt.Errorf("device directory: %w", err)
+		return nil, nil, nil, fmt.Errorf("device directory: %w", err)
 	}
 	all := string(raw)
 	r := reader{b: raw}
 	n := r.uvarint()
 	if n > uint64(len(raw)) { // each device takes at least two bytes
-		return nil, nil, errors.New("device directory: bad count")
+		return nil, nil, nil, errors.New("device directory: bad count")
 	}
 	devices = make([]string, n)
 	starts = make([]int64, n+1)
+	spans = make([][2]int64, n)
 	for i := range devices {
 		l := r.uvarint()
 		if r.err != nil || l > uint64(len(raw)-r.off) {
-			return nil, nil, errors.New("device directory: bad name length")
+			return nil, nil, nil, errors.New("device directory: bad name length")
 		}
 		devices[i] = all[r.off : r.off+int(l)]
 		r.off += int(l)
 		rows := r.uvarint()
 		if rows == 0 || rows > 1<<62 || starts[i] > 1<<62 {
-			return nil, nil, errors.New("device directory: bad row count")
+			return nil, nil, nil, errors.New("device directory: bad row count")
 		}
 		starts[i+1] = starts[i] + int64(rows)
+		first := r.varint()
+		last := first + int64(r.uvarint()) // wraps below first on overflow
+		if r.err != nil || last < first {
+			return nil, nil, nil, errors.New("device directory: bad time span")
+		}
+		spans[i] = [2]int64{first, last}
 		if i > 0 && strings.Compare(devices[i-1], devices[i]) >= 0 {
-			return nil, nil, errors.New("device directory: devices out of order")
+			return nil, nil, nil, errors.New("device directory: devices out of order")
 		}
 	}
 	if r.err != nil || r.off != len(raw) {
-		return nil, nil, errors.New("device directory: bad length")
+		return nil, nil, nil, errors.New("device directory: bad length")
 	}
-	return devices, starts, nil
+	return devices, starts, spans, nil
 }
 
 // rowGroup is what the chunk table ("arcadego.chunks") says of one row

@@ -29,7 +29,8 @@ type File struct {
 	layout  Layout
 	byID    map[schema.PropertyID]int // layout index of each column id
 	devices []string
-	starts  []int64 // starts[i]: first row of devices[i]; starts[len]: rows
+	starts  []int64    // starts[i]: first row of devices[i]; starts[len]: rows
+	spans   [][2]int64 // spans[i]: first and last time of devices[i]
 	groups  []rowGroup
 	chunks  map[int64]chunk // by offset, for checkedReader
 }
@@ -110,7 +111,7 @@ func (f *File) load() (err error) {
 	if f.layout, err = decodeLayout(vals[1], f.meta.Schema); err != nil {
 		return err
 	}
-	if f.devices, f.starts, err = decodeDevices(vals[2]); err != nil {
+	if f.devices, f.starts, f.spans, err = decodeDevices(vals[2]); err != nil {
 		return err
 	}
 	ncols := 2 + len(f.layout.Columns)
@@ -202,6 +203,16 @@ func (f *File) Bounds() (minDevice, maxDevice string, minTime, maxTime int64) {
 		minTime, maxTime = min(minTime, g.minTime), max(maxTime, g.maxTime)
 	}
 	return f.devices[0], f.devices[len(f.devices)-1], minTime, maxTime
+}
+
+// DeviceTimes returns the first and last time of device's rows in the
+// file; ok is false when the file has none.
+func (f *File) DeviceTimes(device string) (first, last int64, ok bool) {
+	i := sort.SearchStrings(f.devices, device)
+	if i == len(f.devices) || f.devices[i] != device {
+		return 0, 0, false
+	}
+	return f.spans[i][0], f.spans[i][1], true
 }
 
 // device returns the file rows [lo, hi) of device (empty if absent).

@@ -64,6 +64,7 @@ type Writer struct {
 	groups      []rowGroup
 	devices     []string
 	deviceRows  []int64
+	deviceSpans [][2]int64 // first and last time of each device
 	rows        int64
 	lastTime    int64
 	devStats    colStats
@@ -176,9 +177,11 @@ func (w *Writer) Append(device string, t *tablet.Tablet) error {
 	}
 	if last := len(w.devices) - 1; last >= 0 && w.devices[last] == device {
 		w.deviceRows[last] += int64(n)
+		w.deviceSpans[last][1] = t.Times[n-1]
 	} else {
 		w.devices = append(w.devices, device)
 		w.deviceRows = append(w.deviceRows, int64(n))
+		w.deviceSpans = append(w.deviceSpans, [2]int64{t.Times[0], t.Times[n-1]})
 		w.devStats.addString([]byte(device), []byte(device))
 	}
 	w.lastTime = t.Times[n-1]
@@ -407,7 +410,7 @@ func (w *Writer) finish() (err error) {
 		}
 	}()
 	layout := encodeLayout(w.layout)
-	devices := encodeDevices(w.devices, w.deviceRows)
+	devices := encodeDevices(w.devices, w.deviceRows, w.deviceSpans)
 	chunks := encodeChunks(w.groups)
 	for _, kv := range [][2]string{
 		{keyFormat, formatVersion}, {keyLayout, layout}, {keyDevices, devices},
