@@ -46,7 +46,7 @@ func readDevices(f *File, devices []string) (map[string][]row, error) {
 			for i, tm := range tb.Times {
 				r := row{time: tm, vals: make([]any, len(allTypes))}
 				for j := range allTypes {
-					r.vals[j] = valueAt(&tb.Columns[j], i)
+					r.vals[j] = tb.Columns[j].Value(i)
 				}
 				out[d] = append(out[d], r)
 			}

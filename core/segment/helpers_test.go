@@ -1,7 +1,6 @@
 package segment
 
 import (
-	"bytes"
 	"path/filepath"
 	"testing"
 
@@ -146,30 +145,6 @@ func buildTablet(cols []Column, rows []row, pad int) *tablet.Tablet {
 	return t
 }
 
-// valueAt returns row i of c, nil when null.
-func valueAt(c *tablet.Column, i int) any {
-	if !c.Valid(i) {
-		return nil
-	}
-	switch c.Type {
-	case schema.Boolean:
-		return c.Bool(i)
-	case schema.Int32, schema.Date:
-		return c.Int32(i)
-	case schema.Int64, schema.Timestamp:
-		return c.Int64(i)
-	case schema.Float:
-		return c.Float(i)
-	case schema.Double:
-		return c.Double(i)
-	case schema.String:
-		return string(c.Bytes(i))
-	case schema.Binary:
-		return bytes.Clone(c.Bytes(i))
-	}
-	panic("type")
-}
-
 // tabletRows converts a tablet back to rows, checking its layout.
 func tabletRows(t testing.TB, tb *tablet.Tablet, cols []Column) []row {
 	require.Len(t, tb.Columns, len(cols))
@@ -191,7 +166,7 @@ func tabletRows(t testing.TB, tb *tablet.Tablet, cols []Column) []row {
 	for i, tm := range tb.Times {
 		out[i] = row{time: tm, vals: make([]any, len(cols))}
 		for j := range cols {
-			out[i].vals[j] = valueAt(&tb.Columns[j], i)
+			out[i].vals[j] = tb.Columns[j].Value(i)
 		}
 	}
 	return out

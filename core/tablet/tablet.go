@@ -152,6 +152,32 @@ func (c *Column) Valid(i int) bool {
 	return c.Validity[b>>3]&(1<<(b&7)) != 0
 }
 
+// Value returns row i as a Go value: nil for null, else bool, int32 (Int32,
+// Date), int64 (Int64, Timestamp), float32, float64, string or a copy of
+// the []byte. For tests and messages; hot paths read the buffers.
+func (c *Column) Value(i int) any {
+	if !c.Valid(i) {
+		return nil
+	}
+	switch c.Type {
+	case schema.Boolean:
+		return c.Bool(i)
+	case schema.Int32, schema.Date:
+		return c.Int32(i)
+	case schema.Int64, schema.Timestamp:
+		return c.Int64(i)
+	case schema.Float:
+		return c.Float(i)
+	case schema.Double:
+		return c.Double(i)
+	case schema.String:
+		return string(c.Bytes(i))
+	case schema.Binary:
+		return append([]byte{}, c.Bytes(i)...)
+	}
+	return nil
+}
+
 // Int64 returns row i of an Int64 or Timestamp column.
 func (c *Column) Int64(i int) int64 { return int64(le64(c.Values, c.Offset+i)) }
 
