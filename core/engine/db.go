@@ -256,12 +256,8 @@ func (db *DB) makeDirs(logDir string) error {
 // is flushed and checkpointed on the spot, so reopening a large log needs
 // no more memory than writing it did.
 func (db *DB) recover() error {
-	start := wal.LSN(db.man.End)
 	overBudget := false
-	return db.log.Replay(func(lsn wal.LSN, kind byte, payload []byte) error {
-		if lsn < start {
-			return nil
-		}
+	return db.log.ReplayFrom(wal.LSN(db.man.End), func(lsn wal.LSN, kind byte, payload []byte) error {
 		if overBudget {
 			if err := db.recoveryFlush(lsn); err != nil {
 				return err

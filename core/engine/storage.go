@@ -188,7 +188,22 @@ func (db *DB) handOver(force bool) *immutable {
 	imm := &immutable{mem: v.mem, end: db.appliedEnd, catalog: db.catalog.Load(), done: map[schema.TypeID]bool{}}
 	db.view.Store(&view{mem: memtable.New(memtable.Options{}), imm: imm, tables: v.tables})
 	db.stateCond.Broadcast()
+	db.rotateAt(imm.end)
 	return imm
+}
+
+// rotateAt starts a new log segment if the log ends at end (no commit is
+// between its append and its publication), so that the checkpoint after
+// this flush can delete every segment up to here instead of leaving the
+// flushed records in the active one, to be read again at every reopen.
+// The caller holds publishMu. A failed rotation fails the log, which
+// every later commit reports.
+func (db *DB) rotateAt(end wal.LSN) {
+	db.commitMu.Lock()
+	defer db.commitMu.Unlock()
+	if db.log.End() == end {
+		_, _ = db.log.Rotate()
+	}
 }
 
 // waitForRoom is the back-pressure rule: a commit waits while the live

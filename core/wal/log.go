@@ -293,6 +293,12 @@ func allZero(p []byte) bool {
 // Each payload is a fresh allocation that fn may keep; its first byte is
 // 8-byte aligned, so fixed-width values can be read in place.
 func (l *Log) Replay(fn func(lsn LSN, kind byte, payload []byte) error) error {
+	return l.ReplayFrom(0, fn)
+}
+
+// ReplayFrom is Replay of the records at or after from: the records
+// before it (which a checkpoint covers) are checked but not copied.
+func (l *Log) ReplayFrom(from LSN, fn func(lsn LSN, kind byte, payload []byte) error) error {
 	l.mu.Lock()
 	if l.closed.Load() {
 		l.mu.Unlock()
@@ -321,7 +327,11 @@ func (l *Log) Replay(fn func(lsn LSN, kind byte, payload []byte) error) error {
 			return corrupt(path, off, problem)
 		}
 		bad, err := scanRecords(data, func(off int, kind byte, payload []byte) error {
-			return fn(LSN(pos(s.seq, int64(off))), kind, alignedCopy(payload))
+			lsn := LSN(pos(s.seq, int64(off)))
+			if lsn < from {
+				return nil
+			}
+			return fn(lsn, kind, alignedCopy(payload))
 		})
 		if err != nil {
 			return err

@@ -120,6 +120,26 @@ def main() -> None:
             print("\nscan('Wide', columns=['c1', 'c5000', 'c10000'], start=999):")
             print(last)
 
+            # 5. Flush to Parquet: each type is a Delta Lake table that other
+            #    engines read in place.
+            t0 = time.perf_counter()
+            db.flush()
+            timings.append(("flush everything to Parquet + Delta, checkpoint", time.perf_counter() - t0))
+            stats = db.stats()
+            print(f"\nafter flush(): {stats['flushes']} flush, {stats['checkpoints']} checkpoint, "
+                  f"log {stats['wal_bytes']:,} bytes")
+            for t in stats["types"]:
+                print(f"  {t['name']:<8} {t['rows']:>7,} rows in {t['files']} file(s), "
+                      f"{t['bytes']:>10,} bytes  {os.path.relpath(t['path'], path)}/")
+            reading = next(t["path"] for t in stats["types"] if t["name"] == "Reading")
+            try:
+                import polars
+
+                print("\npolars.read_delta() of the Reading table:")
+                print(polars.read_delta(reading).head(3))
+            except ImportError:
+                print(f"\n(read {reading} with polars.read_delta, deltalake, DuckDB or Spark)")
+
         print("\ntimings")
         for what, seconds in timings:
             print(f"  {what:<62} {ms(seconds)}")
