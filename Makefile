@@ -78,6 +78,7 @@ bench-go:
 
 bench-python: venv
 	$(VENV)/bin/python tests/bench/bench_ingest.py
+	$(VENV)/bin/python tests/bench/bench_storage.py
 
 demo: venv
 	$(VENV)/bin/python python/examples/demo.py
