@@ -227,7 +227,19 @@ func BenchmarkScan(b *testing.B) {
 	disk, _ := openDisk(b, Options{AutoCreate: true, Sync: wal.SyncOff})
 	require.NoError(b, disk.Insert("T", "d", t))
 	require.NoError(b, disk.Flush())
+	// The same rows over 100 devices (10,486 rows each).
+	many, _ := openDisk(b, Options{AutoCreate: true, Sync: wal.SyncOff})
+	const devices = 100
+	per := rows / devices
+	tx, err := many.Begin()
+	require.NoError(b, err)
+	for d := range devices {
+		require.NoError(b, tx.InsertBorrowed("T", fmt.Sprintf("dev-%03d", d), t.Slice(0, per)))
+	}
+	require.NoError(b, tx.Commit())
+	require.NoError(b, many.Flush())
 	start, end := int64(rows/2), int64(rows/2+rows/100)
+	dstart, dend := int64(per/2), int64(per/2+per/100)
 	cases := []struct {
 		name string
 		db   *DB
@@ -237,6 +249,8 @@ func BenchmarkScan(b *testing.B) {
 		{"where=memtable", mem, ScanRequest{Type: "T"}, rows},
 		{"where=flushed", disk, ScanRequest{Type: "T"}, rows},
 		{"where=flushed/range=1%", disk, ScanRequest{Type: "T", Start: &start, End: &end}, int(end - start)},
+		{"where=flushed/devices=100", many, ScanRequest{Type: "T"}, per * devices},
+		{"where=flushed/devices=100/range=1%", many, ScanRequest{Type: "T", Start: &dstart, End: &dend}, int(dend-dstart) * devices},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -47,8 +47,9 @@ type Rows struct {
 	// What the scan reads, fixed at its start: the type's files (one
 	// reference each) and, per device, its memtable snapshots, oldest
 	// first. Later commits are not seen.
-	files   []*dataFile
-	devices []scanDevice
+	files    []*dataFile
+	scanners []*segment.Scanner // per file, made when first needed
+	devices  []scanDevice
 
 	next int     // index of the next device to read
 	cur  *merger // rows of devices[next-1] not yet returned
@@ -117,6 +118,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			f.refs.Add(1)
 		}
 		r.files = t.files
+		r.scanners = make([]*segment.Scanner, len(t.files))
 	}
 	if v.imm != nil {
 		mems = append(mems, v.imm.mem)
@@ -205,9 +207,12 @@ func (r *Rows) Next() (Batch, bool) {
 		d := r.devices[r.next]
 		r.next++
 		var srcs []runSource
-		for _, f := range r.files {
+		for i, f := range r.files {
 			if f.has(d.name, r.start, r.end-1) {
-				srcs = append(srcs, f.Read(d.name, r.cols, r.start, r.end, r.batchRows))
+				if r.scanners[i] == nil {
+					r.scanners[i] = f.Scanner(r.cols)
+				}
+				srcs = append(srcs, r.scanners[i].Read(d.name, r.start, r.end, r.batchRows))
 			}
 		}
 		for _, s := range d.snaps {
@@ -227,5 +232,5 @@ func (r *Rows) Close() {
 	for _, f := range r.files {
 		f.unref()
 	}
-	r.files, r.devices, r.cur = nil, nil, nil
+	r.files, r.scanners, r.devices, r.cur = nil, nil, nil, nil
 }

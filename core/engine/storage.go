@@ -544,11 +544,15 @@ func (db *DB) writeFile(tb *table, name string, layout segment.Layout, refs []me
 		w.Abort()
 		return nil, fmt.Errorf("flush: %w", err)
 	}
+	scanners := make([]*segment.Scanner, len(olds))
+	for i, f := range olds {
+		scanners[i] = f.Scanner(layout.Columns)
+	}
 	for _, d := range devices {
 		var srcs []runSource
-		for _, f := range olds {
+		for i, f := range olds {
 			if f.has(d, math.MinInt64, math.MaxInt64) {
-				srcs = append(srcs, f.Read(d, layout.Columns, math.MinInt64, math.MaxInt64, flushBatchRows))
+				srcs = append(srcs, scanners[i].Read(d, math.MinInt64, math.MaxInt64, flushBatchRows))
 			}
 		}
 		if s, ok := snaps[d]; ok {

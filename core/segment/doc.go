@@ -1,5 +1,5 @@
 // Package segment owns the on-disk form of flushed data: Parquet files of
-// one type's rows (Writer, Open, File.Read) and each type's Delta Lake
+// one type's rows (Writer, Open, File.Read, File.Scanner) and each type's Delta Lake
 // transaction log, _delta_log (Table). Other readers (Spark, delta-rs,
 // polars, DuckDB, pyarrow) read the same files through the same log.
 //
@@ -7,7 +7,12 @@
 //
 // A file holds rows keyed by (device, time), sorted by device then time,
 // each key once, in row groups of at most WriterOptions.RowGroupRows rows
-// and about RowGroupBytes value bytes (row groups may span devices).
+// (16,384 by default) and about RowGroupBytes value bytes. A row group is
+// the unit a read decodes (this Parquet library writes no page index), so
+// it is kept small enough that a 1% time range of a large device decodes
+// a few, and a new device starts a new row group once the current one is
+// a quarter full: small devices share row groups, large ones get their
+// own, whose time bounds then prune within the device.
 // Columns, all Snappy-compressed (not zstd: the v17 zstd codec allocates
 // GOMAXPROCS encoders per page, 11.5 GB for 2,000 columns):
 //
@@ -45,7 +50,8 @@
 //	                  and names: "ms;DOUBLE,STRING;1a2b3c4d" (Parquet types cannot
 //	                  tell INT64 from TIMESTAMP, or "s" from "ns")
 //	arcadego.devices  the device directory: base64 of uvarint count, then per
-//	                  sorted device uvarint length, name, uvarint row count
+//	                  sorted device uvarint length, name, uvarint row count,
+//	                  varint first time, uvarint last minus first time
 //	arcadego.chunks   per row group: rows, min and max time, and per column
 //	                  chunk its length and CRC-32C (chunks are contiguous from byte 4)
 //	arcadego.crc      CRC-32C of the values above

@@ -81,6 +81,13 @@ func TestRandomAgainstModel(t *testing.T) {
 				batch := rng.Intn(30)
 				got := readAll(t, f.Read(dev, want, start, end, batch), want, batch)
 				require.Equal(t, project(model[dev], pick, start, end), got, "query %d: %s [%d, %d) batch %d", q, dev, start, end, batch)
+
+				// A scanner visiting devices in order reads the same.
+				sc := f.Scanner(want)
+				for _, d := range append(sortedKeys(model), "zz") {
+					got := readAll(t, sc.Read(d, start, end, batch), want, batch)
+					require.Equal(t, project(model[d], pick, start, end), got, "scanner, query %d: %s [%d, %d) batch %d", q, d, start, end, batch)
+				}
 			}
 		})
 	}

@@ -19,13 +19,13 @@ import (
 
 // WriterOptions tune a Writer; zero values take the defaults.
 type WriterOptions struct {
-	RowGroupRows  int   // rows per row group at most; default 65536
+	RowGroupRows  int   // rows per row group at most; default 16384
 	RowGroupBytes int64 // values bytes buffered per row group at most (so a 10,000-column type gets small row groups); default 32 MiB
 	Sync          bool  // fsync the file before the rename and the directory after it
 }
 
 const (
-	defaultRowGroupRows  = 65536
+	defaultRowGroupRows  = 16384
 	defaultRowGroupBytes = 32 << 20
 )
 
@@ -126,7 +126,10 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 	w.out = &sink{w: bufio.NewWriterSize(w.f, 1<<20)}
 	props := []parquet.WriterProperty{
 		// Snappy, not zstd: the v17 zstd codec allocates GOMAXPROCS
-		// encoders per page (11.5 GB for 2,000 columns).
+		// encoders per page (11.5 GB for 2,000 columns). On doubles it
+		// costs little and gains much when values repeat: 1M random
+		// doubles kept their 8 MiB, 1M doubles of one decimal between 20
+		// and 25 went from 8 MiB to 2.2 MiB.
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithCreatedBy("arcadego (parquet-go version 17.0.0)"),
 		parquet.WithMaxRowGroupLength(int64(opts.RowGroupRows)),
@@ -179,6 +182,15 @@ func (w *Writer) Append(device string, t *tablet.Tablet) error {
 		w.deviceRows[last] += int64(n)
 		w.deviceSpans[last][1] = t.Times[n-1]
 	} else {
+		// A new device starts a new row group once the current one is a
+		// quarter full: a large device then has row groups of its own,
+		// whose time statistics prune a time range within it, while small
+		// devices still share one.
+		if len(w.times) > 0 && len(w.times) >= w.opts.RowGroupRows/4 {
+			if err := w.flush(); err != nil {
+				return err
+			}
+		}
 		w.devices = append(w.devices, device)
 		w.deviceRows = append(w.deviceRows, int64(n))
 		w.deviceSpans = append(w.deviceSpans, [2]int64{t.Times[0], t.Times[n-1]})
