@@ -2,8 +2,10 @@
 
 Handles the types the engine emits (utf8, large_utf8, binary, large_binary,
 int8..int64, uint8..uint64, float32, float64, bool, timestamp of any unit
-and zone, date32, date64, null). numpy does the bulk conversion; values are
-copied out before each batch is released.
+and zone, date32, date64, null), and dictionary-encoded columns of them (the
+device column of results is dictionary<int32, utf8>), decoded to plain
+values. numpy does the bulk conversion; values are copied out before each
+batch is released.
 """
 
 from __future__ import annotations
@@ -50,16 +52,36 @@ _TS_NUMPY_UNIT = {"s": "s", "m": "ms", "u": "us", "n": "ns"}
 
 
 class Field:
-    """Name and Arrow format of one column."""
+    """Name and Arrow format of one column; for a dictionary-encoded column,
+    ``format`` is that of the indices and ``dictionary`` the Field of the
+    values (else None)."""
 
-    __slots__ = ("name", "format")
+    __slots__ = ("name", "format", "dictionary")
 
-    def __init__(self, name: str, fmt: str) -> None:
+    def __init__(self, name: str, fmt: str, dictionary: Field | None = None) -> None:
         self.name = name
         self.format = fmt
+        self.dictionary = dictionary
 
     def __repr__(self) -> str:
+        if self.dictionary is not None:
+            return f"Field({self.name!r}, {self.format!r}, {self.dictionary!r})"
         return f"Field({self.name!r}, {self.format!r})"
+
+
+_MAX_DICTIONARY_DEPTH = 4
+
+
+def _field(schema: ArrowSchema, depth: int = 0) -> Field:
+    """The Field of a child schema (its dictionary's, recursively)."""
+    name = ctypes.string_at(schema.name).decode("utf-8") if schema.name else ""
+    fmt = ctypes.string_at(schema.format).decode()
+    dictionary = None
+    if schema.dictionary:
+        if depth >= _MAX_DICTIONARY_DEPTH:
+            raise InternalError(f"column {name!r}: dictionaries nested too deep")
+        dictionary = _field(schema.dictionary.contents, depth + 1)
+    return Field(name, fmt, dictionary)
 
 
 def _view(address: int | None, dtype: Any, count: int) -> np.ndarray:
@@ -105,9 +127,14 @@ def _timestamps(ints: np.ndarray, unit: str, tz: str) -> list[Any]:
     return out
 
 
-def _column(arr: ArrowArray, fmt: str, offset: int, length: int) -> list[Any]:
-    """The values of one child array as a list (None for nulls)."""
+def _column(arr: ArrowArray, fmt: str, offset: int, length: int,
+            dictionary: Field | None = None) -> list[Any]:
+    """The values of one child array as a list (None for nulls); with
+    ``dictionary`` (the Field of the values), ``fmt`` is the format of the
+    indices and the values are looked up in the array's dictionary."""
     bufs = arr.buffers
+    if dictionary is not None:
+        return _dictionary_column(arr, fmt, offset, length, dictionary)
     valid: np.ndarray | None = None
     if arr.null_count != 0 and fmt != "n" and bufs[0]:
         valid = _bits(bufs[0], offset, length)
@@ -142,6 +169,36 @@ def _column(arr: ArrowArray, fmt: str, offset: int, length: int) -> list[Any]:
     return values
 
 
+def _dictionary_column(arr: ArrowArray, fmt: str, offset: int, length: int, dictionary: Field) -> list[Any]:
+    """The values of a dictionary-encoded array: its indices (``fmt``) looked
+    up in its dictionary array, whose values have the Field ``dictionary``."""
+    if fmt not in _INTS or fmt in ("f", "g", "e"):
+        raise InternalError(f"dictionary indices of Arrow format {fmt!r}")
+    if not arr.dictionary:
+        raise InternalError("dictionary-encoded column without a dictionary array")
+    d = arr.dictionary.contents
+    values = _column(d, dictionary.format, d.offset, d.length, dictionary.dictionary)
+    if length <= 0:
+        return []
+    bufs = arr.buffers
+    valid: np.ndarray | None = None
+    if arr.null_count != 0 and bufs[0]:
+        valid = _bits(bufs[0], offset, length)
+    indices = _view(bufs[1], _INTS[fmt], offset + length)[offset:].astype(np.int64)
+    if valid is not None:
+        indices = np.where(valid, indices, 0)  # a null's index may be anything
+        if not valid.any():
+            return [None] * length
+    if indices.min() < 0 or indices.max() >= len(values):
+        raise InternalError(f"dictionary index out of range (dictionary of {len(values)} values)")
+    lookup = np.empty(len(values), dtype=object)
+    lookup[:] = values
+    out = lookup[indices].tolist()
+    if valid is not None:
+        out = [v if ok else None for v, ok in zip(out, valid.tolist())]
+    return out
+
+
 def _stream_error(stream: Any, code: int, what: str) -> Error:
     message = ""
     if stream.contents.get_last_error:
@@ -167,12 +224,7 @@ def read_stream(address: int, call: Callable[..., Any] | None = None) -> tuple[l
         if rc != 0:
             raise _stream_error(stream, rc, "reading the result schema")
         try:
-            fields = [
-                Field(ctypes.string_at(schema.children[i].contents.name).decode("utf-8")
-                      if schema.children[i].contents.name else "",
-                      ctypes.string_at(schema.children[i].contents.format).decode())
-                for i in range(schema.n_children)
-            ]
+            fields = [_field(schema.children[i].contents) for i in range(schema.n_children)]
         finally:
             call_release(ctypes.pointer(schema), SchemaRelease)
         columns: list[list[Any]] = [[] for _ in fields]
@@ -190,7 +242,8 @@ def read_stream(address: int, call: Callable[..., Any] | None = None) -> tuple[l
                         f"result batch has {batch.n_children} columns, schema {len(fields)}")
                 for i, f in enumerate(fields):
                     child = batch.children[i].contents
-                    columns[i].extend(_column(child, f.format, batch.offset + child.offset, batch.length))
+                    columns[i].extend(_column(child, f.format, batch.offset + child.offset, batch.length,
+                                              f.dictionary))
             finally:
                 call_release(ctypes.pointer(batch), ArrayRelease)
         return fields, columns
