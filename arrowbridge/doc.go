@@ -31,6 +31,8 @@
 // Results (ToRecord) are the opposite: every buffer is allocated from the
 // caller's allocator and copied, so a record can outlive the tablet and be
 // exported through the C Data Interface when the allocator is C memory.
+// Their device column is dictionary-encoded (DeviceType): a record holds
+// one device, so its dictionary is that one name and every index is 0.
 //
 // This package must not use cgo (the C Data Interface lives in capi) and
 // must not depend on the engine: it sees only tablets and properties.

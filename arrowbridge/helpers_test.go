@@ -59,35 +59,10 @@ func times(n int) arrow.Array {
 	return b.NewArray()
 }
 
-// tabletValue reads row i of c in the property domain: nil for null,
-// else bool, int32, int64, float32, float64, string or []byte.
-func tabletValue(c *tablet.Column, i int) any {
-	if !c.Valid(i) {
-		return nil
-	}
-	switch c.Type {
-	case schema.Boolean:
-		return c.Bool(i)
-	case schema.Int32, schema.Date:
-		return c.Int32(i)
-	case schema.Int64, schema.Timestamp:
-		return c.Int64(i)
-	case schema.Float:
-		return c.Float(i)
-	case schema.Double:
-		return c.Double(i)
-	case schema.String:
-		return string(c.Bytes(i))
-	case schema.Binary:
-		return append([]byte{}, c.Bytes(i)...)
-	}
-	panic("unknown property type")
-}
-
 func tabletValues(c *tablet.Column, n int) []any {
 	out := make([]any, n)
 	for i := range out {
-		out[i] = tabletValue(c, i)
+		out[i] = c.Value(i)
 	}
 	return out
 }
@@ -119,6 +94,8 @@ func arrowValues(t testing.TB, a arrow.Array) []any {
 			out[i] = int64(a.Value(i))
 		case *array.Date32:
 			out[i] = int32(a.Value(i))
+		case *array.Dictionary:
+			out[i] = arrowValues(t, a.Dictionary())[a.GetValueIndex(i)]
 		default:
 			t.Fatalf("unexpected result array type %s", a.DataType())
 		}

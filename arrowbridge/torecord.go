@@ -44,8 +44,15 @@ func arrowType(pt schema.PropertyType) arrow.DataType {
 	return nil
 }
 
-// ResultSchema is the Arrow schema of scan results: "device" (utf8, not
-// nullable), the time column named timeColumn (DefaultTimeColumn when
+// DeviceType is the Arrow type of the device column of results:
+// dictionary<int32, utf8>, not ordered. A result batch holds the rows of
+// one device, so its dictionary is that one name and every index is 0: the
+// column costs 4 bytes a row instead of a copy of the name per row. Batches
+// of different devices have different dictionaries.
+var DeviceType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+
+// ResultSchema is the Arrow schema of scan results: "device" (DeviceType,
+// not nullable), the time column named timeColumn (DefaultTimeColumn when
 // empty; int64, or timestamp[timeUnit, timeZone] when timeUnit != ""), then
 // one nullable field per property with the Arrow type of its property type.
 //
@@ -65,7 +72,7 @@ func ResultSchema(timeColumn, timeUnit, timeZone string, props []schema.Property
 	}
 	fields := make([]arrow.Field, 0, 2+len(props))
 	fields = append(fields,
-		arrow.Field{Name: "device", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "device", Type: DeviceType},
 		arrow.Field{Name: timeColumn, Type: timeType})
 	for _, p := range props {
 		dt := arrowType(p.Type)
@@ -98,8 +105,8 @@ func ToRecord(mem memory.Allocator, sch *arrow.Schema, device string, t *tablet.
 		return nil, fmt.Errorf("schema has %d fields, want device, time and the tablet's %d columns: %w",
 			sch.NumFields(), len(t.Columns), errs.ErrInvalidArgument)
 	}
-	if f := sch.Field(0); f.Type.ID() != arrow.STRING {
-		return nil, fmt.Errorf("device field %q has Arrow type %s, want utf8: %w", f.Name, f.Type, errs.ErrInvalidArgument)
+	if f := sch.Field(0); !arrow.TypeEqual(f.Type, DeviceType) {
+		return nil, fmt.Errorf("device field %q has Arrow type %s, want %s: %w", f.Name, f.Type, DeviceType, errs.ErrInvalidArgument)
 	}
 	if f := sch.Field(1); f.Type.ID() != arrow.INT64 && f.Type.ID() != arrow.TIMESTAMP {
 		return nil, fmt.Errorf("time field %q has Arrow type %s, want int64 or timestamp: %w", f.Name, f.Type, errs.ErrInvalidArgument)
@@ -159,23 +166,31 @@ func makeArray(dt arrow.DataType, n, nulls int, bufs ...*memory.Buffer) arrow.Ar
 	return a
 }
 
-// deviceArray repeats device n times as a utf8 array.
+// deviceArray is the device column of n rows: n int32 indices 0 into a
+// dictionary holding device once (DeviceType).
 func deviceArray(mem memory.Allocator, device string, n int) (arrow.Array, error) {
 	l := len(device)
-	if int64(l)*int64(n) > math.MaxInt32 {
-		return nil, fmt.Errorf("device %q repeated %d times exceeds the %d-byte limit of utf8: %w",
-			device, n, math.MaxInt32, errs.ErrInvalidArgument)
+	if int64(l) > math.MaxInt32 {
+		return nil, fmt.Errorf("device name of %d bytes exceeds the %d-byte limit of utf8: %w",
+			l, math.MaxInt32, errs.ErrInvalidArgument)
 	}
-	ob := allocate(mem, (n+1)*4)
+	ob := allocate(mem, 8)
 	offsets := arrow.GetData[int32](ob.Bytes())
-	db := allocate(mem, l*n)
-	data := db.Bytes()
-	for i := 0; i < n; i++ {
-		copy(data[i*l:], device)
-		offsets[i+1] = int32((i + 1) * l)
-	}
-	offsets[0] = 0
-	return makeArray(arrow.BinaryTypes.String, n, 0, nil, ob, db), nil
+	offsets[0], offsets[1] = 0, int32(l)
+	db := allocate(mem, l)
+	copy(db.Bytes(), device)
+	dict := array.NewData(arrow.BinaryTypes.String, 1, []*memory.Buffer{nil, ob, db}, nil, 0, 0)
+	ob.Release()
+	db.Release()
+	defer dict.Release()
+
+	ib := allocate(mem, 4*n)
+	clear(ib.Bytes()) // every row is the dictionary's entry 0
+	d := array.NewData(DeviceType, n, []*memory.Buffer{nil, ib}, nil, 0, 0)
+	ib.Release()
+	d.SetDictionary(dict)
+	defer d.Release()
+	return array.MakeFromData(d), nil
 }
 
 // columnArray copies n rows of c into an array of type dt. It checks buffer

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +44,11 @@ func TestResultSchema(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sch := ResultSchema(tc.timeColumn, tc.unit, tc.zone, allProps)
 			require.Equal(t, 2+len(allProps), sch.NumFields())
-			assert.True(t, sch.Field(0).Equal(arrow.Field{Name: "device", Type: arrow.BinaryTypes.String}), "device field: %v", sch.Field(0))
+			dev := sch.Field(0)
+			assert.True(t, dev.Equal(arrow.Field{Name: "device", Type: &arrow.DictionaryType{
+				IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}}), "device field: %v", dev)
+			assert.False(t, dev.Nullable, "device nullable")
+			assert.False(t, dev.Type.(*arrow.DictionaryType).Ordered, "device dictionary ordered")
 			assert.True(t, sch.Field(1).Equal(tc.wantTime), "time field: %v", sch.Field(1))
 			want := []arrow.DataType{
 				arrow.FixedWidthTypes.Boolean, arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64,
@@ -191,6 +196,38 @@ func TestToRecord(t *testing.T) {
 	}
 }
 
+// TestToRecordDeviceIsOneDictionaryEntry checks that the device column of
+// a large record costs 4 bytes a row and the name once, not a copy of the
+// name per row.
+func TestToRecordDeviceIsOneDictionaryEntry(t *testing.T) {
+	const n = 100_000
+	device := "a-device-name-of-32-bytes-......"
+	times := make([]int64, n)
+	tb := &tablet.Tablet{Times: times}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	rec, err := ToRecord(mem, ResultSchema("time", "", "", nil), device, tb)
+	require.NoError(t, err)
+	defer func() { rec.Release(); mem.AssertSize(t, 0) }()
+
+	d, ok := rec.Column(0).(*array.Dictionary)
+	require.True(t, ok, "device column is %T", rec.Column(0))
+	require.Equal(t, n, d.Len())
+	assert.Zero(t, d.NullN())
+	bufs := d.Data().Buffers()
+	require.Len(t, bufs, 2)
+	assert.Nil(t, bufs[0], "no validity bitmap")
+	assert.Equal(t, 4*n, bufs[1].Len(), "indices: 4 bytes a row")
+	for i := 0; i < n; i++ {
+		require.Zero(t, d.GetValueIndex(i), "index of row %d", i)
+	}
+	dict := d.Dictionary().(*array.String)
+	require.Equal(t, 1, dict.Len())
+	assert.Equal(t, device, dict.Value(0))
+	assert.Len(t, dict.ValueBytes(), len(device), "the name once")
+	// Everything but the time column: the indices and the name, little more.
+	assert.Less(t, mem.CurrentAlloc()-8*n, 4*n+1024)
+}
+
 func TestToRecordErrors(t *testing.T) {
 	threeRows := func(cols ...tablet.Column) *tablet.Tablet {
 		return &tablet.Tablet{Times: []int64{1, 2, 3}, Columns: cols}
@@ -209,9 +246,12 @@ func TestToRecordErrors(t *testing.T) {
 			`column "x" of type INT32 does not fit field "x" of Arrow type int64`},
 		{"bad_device_field", arrow.NewSchema([]arrow.Field{
 			{Name: "device", Type: arrow.PrimitiveTypes.Int64}, {Name: "time", Type: arrow.PrimitiveTypes.Int64},
-			{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil), threeRows(i64), "want utf8"},
+			{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil), threeRows(i64), "want dictionary<values=utf8, indices=int32"},
+		{"utf8_device_field", arrow.NewSchema([]arrow.Field{
+			{Name: "device", Type: arrow.BinaryTypes.String}, {Name: "time", Type: arrow.PrimitiveTypes.Int64},
+			{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil), threeRows(i64), "want dictionary<values=utf8, indices=int32"},
 		{"bad_time_field", arrow.NewSchema([]arrow.Field{
-			{Name: "device", Type: arrow.BinaryTypes.String}, {Name: "time", Type: arrow.PrimitiveTypes.Float64},
+			{Name: "device", Type: DeviceType}, {Name: "time", Type: arrow.PrimitiveTypes.Float64},
 			{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil), threeRows(i64), "want int64 or timestamp"},
 		{"short_values", ResultSchema("time", "", "", props), threeRows(tablet.Int64s("x", []int64{1, 2}, nil)),
 			"need 24"},
