@@ -234,11 +234,20 @@ int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device
 **    "properties": ["k", ...],    optional, default all, in creation order
 **    "start": 0, "end": 100,      optional, start <= time < end
 **    "batch_rows": 65536}         optional
-** Columns: "device" (utf8), the time column (named by the "time_column"
+** Columns: "device", the time column (named by the "time_column"
 ** option; int64, or timestamp with the unit and zone of the type's first
 ** timestamp insert), then the properties. Rows are sorted by device, then
 ** time, in batches of one device. No matching rows: a stream with the
-** schema and no batches. The stream sees the data committed when
+** schema and no batches.
+**
+** The device column is dictionary-encoded, so that it costs 4 bytes a row
+** rather than a copy of the name per row: its schema has format "i" (int32
+** indices; not nullable, dictionary not ordered) and a `dictionary` schema
+** of format "u" (utf8). In each batch its array has buffers {NULL, indices},
+** every index 0, and its `dictionary` is a utf8 array of length 1 holding
+** the batch's device. Batches of different devices have different
+** dictionaries. As the C Data Interface says, a dictionary is released by
+** the release of the struct that points to it, never by the consumer. The stream sees the data committed when
 ** arcadego_scan() was called.
 **
 ** Unknown type or property: ARCADEGO_NOT_FOUND. On failure *out is left

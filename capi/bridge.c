@@ -56,9 +56,16 @@ static void ag_export_unref(void *block) {
 }
 
 /* A child struct may sit in the block or, moved, in the consumer's memory:
-** it is marked released before the block may go. */
+** it is marked released before the block may go. A struct's release also
+** releases its dictionary (a struct of the same block with a reference of
+** its own), as the C Data Interface requires: consumers never release a
+** dictionary themselves. */
 void ag_export_schema_child_release(struct ArrowSchema *s) {
   void *block = s->private_data;
+  struct ArrowSchema *d = s->dictionary;
+  if (d != NULL && d->release != NULL) {
+    d->release(d);
+  }
   s->release = NULL;
   ag_export_unref(block);
 }
@@ -75,6 +82,10 @@ void ag_export_schema_release(struct ArrowSchema *s) {
 
 void ag_export_array_child_release(struct ArrowArray *a) {
   void *block = a->private_data;
+  struct ArrowArray *d = a->dictionary;
+  if (d != NULL && d->release != NULL) {
+    d->release(d);
+  }
   a->release = NULL;
   ag_export_unref(block);
 }

@@ -84,10 +84,11 @@ int ag_result_init(struct ArrowArrayStream *out, uintptr_t id);
 
 /* Exported results (schemas and batches of result streams). Each export is
 ** one calloc'ed block holding every struct, pointer array and buffer of it,
-** and starting with a reference count: one for the root and one per child,
-** since a consumer may move a child out and release the root (the C Data
-** Interface allows it). The root's release releases the children still in
-** place; the block is freed when the count reaches zero. */
+** and starting with a reference count: one for the root, one per child and
+** one per dictionary, since a consumer may move a child out and release the
+** root (the C Data Interface allows it). The root's release releases the
+** children still in place, and every struct's release its dictionary if
+** not yet released; the block is freed when the count reaches zero. */
 struct ag_export {
   int64_t refs;
 };

@@ -20,7 +20,7 @@ import (
 
 // Exporting scan results through the C Data Interface.
 //
-// A result has few column layouts (device utf8, the time column, one per
+// A result has few column layouts (device, the time column, one per
 // property type), so its schema and batches are written here directly
 // rather than built as arrow arrays and exported with arrow/cdata, which
 // costs several allocations and C calls per column: for a row of 10,000
@@ -28,6 +28,13 @@ import (
 // holding every struct, pointer array and buffer, carved in two passes
 // (sizes, then contents); its release callbacks are in bridge.c (see
 // struct ag_export). No Go pointer is ever stored in it.
+//
+// Every batch holds the rows of one device, so the device column is
+// dictionary-encoded: int32 indices, all 0, into a dictionary of one utf8
+// value, the device's name. It costs 4 bytes a row plus the name once,
+// not a copy of the name per row. The dictionary struct sits in the same
+// block with a reference of its own and is released by the release of the
+// device column, as the C Data Interface requires.
 
 var (
 	exportSchemaRelease      = uintptr(unsafe.Pointer(C.ag_export_schema_release))
@@ -44,15 +51,23 @@ const (
 )
 
 // resultColumns is the schema of a result stream, worked out once per
-// stream: "device" (utf8), the time column, then the properties. Its
-// Arrow types are those of arrowbridge.ResultSchema.
+// stream: "device" (dictionary<int32, utf8>), the time column, then the
+// properties. Its Arrow types are those of arrowbridge.ResultSchema.
 type resultColumns struct {
 	names   []string
 	formats []string
+	dicts   []string // format of the column's dictionary values, "" for none
 	flags   []int64
 	types   []schema.PropertyType // of the properties, columns 2...
 	strings int                   // bytes of every name and format, NULs included
+	ndicts  int                   // columns with a dictionary
 }
+
+// Formats of the device column: int32 indices into a utf8 dictionary.
+const (
+	deviceIndexFormat = "i"
+	deviceValueFormat = "u"
+)
 
 // propertyFormat returns the Arrow format of property type pt ("" for an
 // unknown type).
@@ -101,27 +116,35 @@ func newResultColumns(timeColumn, unit, zone string, props []schema.Property) (*
 	r := &resultColumns{
 		names:   make([]string, 0, k),
 		formats: make([]string, 0, k),
+		dicts:   make([]string, 0, k),
 		flags:   make([]int64, 0, k),
 		types:   make([]schema.PropertyType, 0, len(props)),
 	}
-	r.add("device", "u", 0)
-	r.add(timeColumn, timeFormat, 0)
+	r.add("device", deviceIndexFormat, deviceValueFormat, 0) // not ordered, not nullable
+	r.add(timeColumn, timeFormat, "", 0)
 	for _, p := range props {
 		f := propertyFormat(p.Type)
 		if f == "" {
 			return nil, fmt.Errorf("result schema: property %q has unknown type %s: %w", p.Name, p.Type, errs.ErrInternal)
 		}
-		r.add(p.Name, f, flagNullable)
+		r.add(p.Name, f, "", flagNullable)
 		r.types = append(r.types, p.Type)
 	}
 	return r, nil
 }
 
-func (r *resultColumns) add(name, format string, flags int64) {
+// add appends a column; dict, when not "", is the format of its
+// dictionary's values (format is then that of the indices).
+func (r *resultColumns) add(name, format, dict string, flags int64) {
 	r.names = append(r.names, name)
 	r.formats = append(r.formats, format)
+	r.dicts = append(r.dicts, dict)
 	r.flags = append(r.flags, flags)
 	r.strings += len(name) + 1 + len(format) + 1
+	if dict != "" {
+		r.strings += len(dict) + 1 + 1 // its format and its name ""
+		r.ndicts++
+	}
 }
 
 // block is a C allocation being carved.
@@ -178,8 +201,9 @@ func align8(n uintptr) uintptr { return (n + 7) &^ 7 }
 // exportSchema writes the stream's schema into out.
 func (r *resultColumns) exportSchema(out *C.struct_ArrowSchema) error {
 	k := uintptr(len(r.names))
-	size := k*sizeofWord + k*sizeofRawSchema + uintptr(r.strings) + uintptr(len("+s")+2)
-	b, err := newBlock(size, 1+len(r.names))
+	d := uintptr(r.ndicts)
+	size := k*sizeofWord + (k+d)*sizeofRawSchema + uintptr(r.strings) + uintptr(len("+s")+2)
+	b, err := newBlock(size, 1+len(r.names)+r.ndicts)
 	if err != nil {
 		return err
 	}
@@ -189,10 +213,22 @@ func (r *resultColumns) exportSchema(out *C.struct_ArrowSchema) error {
 		slots[i] = b.take(sizeofRawSchema)
 	}
 	for i, addr := range slots {
+		var dict uintptr
+		if r.dicts[i] != "" {
+			// Unordered (flags 0); its values have no nulls.
+			dict = b.take(sizeofRawSchema)
+			*at[rawSchema](dict) = rawSchema{
+				format:      b.cstring(r.dicts[i]),
+				name:        b.cstring(""),
+				release:     exportSchemaChildRelease,
+				privateData: b.base,
+			}
+		}
 		*at[rawSchema](addr) = rawSchema{
 			format:      b.cstring(r.formats[i]),
 			name:        b.cstring(r.names[i]),
 			flags:       r.flags[i],
+			dictionary:  dict,
 			release:     exportSchemaChildRelease,
 			privateData: b.base,
 		}
@@ -211,20 +247,22 @@ func (r *resultColumns) exportSchema(out *C.struct_ArrowSchema) error {
 // batchSize returns the bytes of the block of a batch of t for device:
 // structs, pointer arrays and buffers, each buffer 8-byte aligned. A
 // property with a validity bitmap gets room for one even if its rows turn
-// out to have no nulls.
+// out to have no nulls. The device column is its indices (4 bytes a row)
+// and a dictionary of one value: the name once.
 func (r *resultColumns) batchSize(device string, t *tablet.Tablet) (uintptr, error) {
 	if len(t.Columns) != len(r.types) {
 		return 0, fmt.Errorf("result batch has %d columns, the stream %d: %w", len(t.Columns), len(r.types), errs.ErrInternal)
 	}
 	n := uintptr(t.Rows())
-	if int64(len(device))*int64(n) > math.MaxInt32 {
-		return 0, fmt.Errorf("device %q repeated %d times exceeds the %d-byte limit of utf8: %w",
-			device, n, math.MaxInt32, errs.ErrInvalidArgument)
+	if len(device) > math.MaxInt32 {
+		return 0, fmt.Errorf("device name of %d bytes exceeds the %d-byte limit of utf8: %w",
+			len(device), math.MaxInt32, errs.ErrInvalidArgument)
 	}
 	k := uintptr(2 + len(t.Columns))
 	bits := align8((n + 7) / 8)
-	size := sizeofWord + k*sizeofWord + k*sizeofRawArray // root buffers, children, structs
-	size += 3*sizeofWord + align8(4*(n+1)) + align8(uintptr(len(device))*n)
+	size := sizeofWord + k*sizeofWord + k*sizeofRawArray                     // root buffers, children, structs
+	size += 2*sizeofWord + align8(4*n)                                       // device: NULL validity, indices
+	size += sizeofRawArray + 3*sizeofWord + 8 + align8(uintptr(len(device))) // its dictionary
 	size += 2*sizeofWord + 8*n
 	for i := range t.Columns {
 		c := &t.Columns[i]
@@ -274,7 +312,7 @@ func (r *resultColumns) exportBatch(device string, t *tablet.Tablet, out *C.stru
 		return err
 	}
 	k := 2 + len(t.Columns)
-	b, err := newBlock(size, 1+k)
+	b, err := newBlock(size, 1+k+1) // the root, the columns, the device's dictionary
 	if err != nil {
 		return err
 	}
@@ -302,14 +340,26 @@ func (r *resultColumns) exportBatch(device string, t *tablet.Tablet, out *C.stru
 		}
 	}
 
-	offsets := b.take(uintptr(4 * (n + 1)))
-	devOffs := unsafe.Slice(at[int32](offsets), n+1)
-	data, dev := b.buffer(len(device) * n)
-	for i := 0; i < n; i++ {
-		copy(dev[i*len(device):], device)
-		devOffs[i+1] = int32((i + 1) * len(device))
+	// The device: every index 0 (the block is zeroed) into a dictionary
+	// holding the name once.
+	indices, _ := b.buffer(4 * n)
+	child(0, 0, 0, indices)
+	dictBufs := b.take(3 * sizeofWord)
+	offsets := b.take(8)
+	unsafe.Slice(at[int32](offsets), 2)[1] = int32(len(device))
+	data, name := b.buffer(len(device))
+	copy(name, device)
+	ptrs := words(dictBufs, 3)
+	ptrs[1], ptrs[2] = offsets, data
+	dict := b.take(sizeofRawArray)
+	*at[rawArray](dict) = rawArray{
+		length:      1,
+		nBuffers:    3,
+		buffers:     dictBufs,
+		release:     exportArrayChildRelease,
+		privateData: b.base,
 	}
-	child(0, 0, 0, offsets, data)
+	at[rawArray](slots[0]).dictionary = dict
 
 	times, tb := b.buffer(8 * n)
 	copy(tb, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t.Times))), 8*n))

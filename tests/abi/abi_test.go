@@ -332,7 +332,8 @@ func TestRoundTripEveryPropertyType(t *testing.T) {
 
 	r := scanResult(t, db, `{"type": "A"}`)
 	assert.Equal(t, []string{"device", "time", "b", "i", "l", "f", "d", "s", "bin", "ts", "dt"}, r.names)
-	assert.Equal(t, []string{"u", "l", "b", "i", "l", "f", "g", "u", "z", "tsn:", "tdD"}, r.formats)
+	assert.Equal(t, []string{"i", "l", "b", "i", "l", "f", "g", "u", "z", "tsn:", "tdD"}, r.formats)
+	assert.Equal(t, []string{"u", "", "", "", "", "", "", "", "", "", ""}, r.dicts)
 	assert.Equal(t, [][]any{
 		{"dev", int64(100), true, int32(-1), int64(-1 << 62), float32(1.5), 3.25, "héllo", []byte{0, 0xff}, int64(1_700_000_000_000_000_000), int32(19000)},
 		{"dev", int64(200), nil, nil, nil, nil, nil, nil, nil, nil, nil},
@@ -712,7 +713,8 @@ func TestAutoCreateAndTimeColumnOption(t *testing.T) {
 
 	r := scanResult(t, db, `{"type": "Auto"}`)
 	assert.Equal(t, []string{"device", "ts", "x"}, r.names)
-	assert.Equal(t, []string{"u", "tsm:UTC", "g"}, r.formats)
+	assert.Equal(t, []string{"i", "tsm:UTC", "g"}, r.formats)
+	assert.Equal(t, []string{"u", "", ""}, r.dicts)
 	assert.Equal(t, [][]any{{"", int64(1000), 0.5}, {"", int64(2000), 1.5}}, r.rows)
 }
 

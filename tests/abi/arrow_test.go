@@ -318,6 +318,8 @@ func timeCol(v ...int64) column {
 // result is a scan result read back from its stream.
 type result struct {
 	names, formats []string
+	dicts          []string // format of each column's dictionary values, "" for none
+	flags          []int64
 	rows           [][]any // nil for null; int64, int32, float64, float32, bool, string, []byte
 	batches        int
 }
@@ -374,8 +376,15 @@ func readStream(addr uintptr) (*result, error) {
 	}
 	root := at[cSchema](sch)
 	for _, c := range words(root.children, root.nChildren) {
-		r.names = append(r.names, goString(at[cSchema](c).name))
-		r.formats = append(r.formats, goString(at[cSchema](c).format))
+		cs := at[cSchema](c)
+		r.names = append(r.names, goString(cs.name))
+		r.formats = append(r.formats, goString(cs.format))
+		r.flags = append(r.flags, cs.flags)
+		dict := ""
+		if cs.dictionary != 0 {
+			dict = goString(at[cSchema](cs.dictionary).format)
+		}
+		r.dicts = append(r.dicts, dict)
 	}
 	releaseSchema(sch)
 
@@ -394,7 +403,7 @@ func readStream(addr uintptr) (*result, error) {
 		for i := int64(0); i < a.length; i++ {
 			row := make([]any, len(kids))
 			for j, k := range kids {
-				row[j] = value(r.formats[j], at[cArray](k), a.offset+i)
+				row[j] = columnValue(r.formats[j], r.dicts[j], at[cArray](k), a.offset+i)
 			}
 			r.rows = append(r.rows, row)
 		}
@@ -416,6 +425,34 @@ func releaseSchema(addr uintptr) {
 	if s.release != 0 {
 		panic("schema release did not mark it released")
 	}
+}
+
+// columnValue decodes row i (before the array's own offset) of a result
+// column of the given format, dictionary-encoded when dict (the format of
+// the dictionary's values) is not "".
+func columnValue(format, dict string, a *cArray, i int64) any {
+	if dict == "" {
+		return value(format, a, i)
+	}
+	if a.dictionary == 0 {
+		panic("dictionary-encoded column without a dictionary array")
+	}
+	var idx int64
+	switch x := value(format, a, i).(type) {
+	case nil:
+		return nil
+	case int32:
+		idx = int64(x)
+	case int64:
+		idx = x
+	default:
+		panic("unexpected index format " + format)
+	}
+	d := at[cArray](a.dictionary)
+	if idx < 0 || idx >= d.length {
+		panic("dictionary index out of range")
+	}
+	return value(dict, d, idx)
 }
 
 // value decodes row i (before the array's own offset) of a result column.

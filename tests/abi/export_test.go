@@ -151,3 +151,207 @@ func TestResultBuffers(t *testing.T) {
 		}
 	}
 }
+
+// openResult runs a scan and returns the stream, its schema and its first
+// batch (all C memory, freed at the end of the test; the caller releases).
+func openResult(t *testing.T, db uintptr, request string) (stream, sch, arr uintptr) {
+	t.Helper()
+	stream = libc.calloc(1, unsafe.Sizeof(cStream{}))
+	t.Cleanup(func() { libc.free(stream) })
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.scan(db, cstr(request), stream, e) })
+	requireOK(t, code, msg, "scan")
+	s := at[cStream](stream)
+	t.Cleanup(func() { purego.SyscallN(s.release, stream) })
+	sch = libc.calloc(1, unsafe.Sizeof(cSchema{}))
+	t.Cleanup(func() { libc.free(sch) })
+	rc, _, _ := purego.SyscallN(s.getSchema, stream, sch)
+	require.Zero(t, rc)
+	arr = libc.calloc(1, unsafe.Sizeof(cArray{}))
+	t.Cleanup(func() { libc.free(arr) })
+	rc, _, _ = purego.SyscallN(s.getNext, stream, arr)
+	require.Zero(t, rc)
+	require.NotZero(t, at[cArray](arr).release, "a first batch")
+	return stream, sch, arr
+}
+
+// TestResultDeviceIsDictionaryEncoded checks the layout of the device
+// column: format "i" (int32 indices, not nullable, not ordered) with a
+// dictionary of format "u"; in each batch every index is 0 and the
+// dictionary is one value, the batch's device.
+func TestResultDeviceIsDictionaryEncoded(t *testing.T) {
+	db := openDB(t, "", "")
+	execDDL(t, db, schemaAB)
+	devices := []string{"", "dev-ü", "a device name that is rather long"}
+	for i, dev := range devices {
+		code, msg := insert(t, db, "A", dev, exportBatch(t, 3,
+			timeCol(1, 2, 3), int64Col("k", []int64{int64(i), 2, 3}, nil)))
+		requireOK(t, code, msg, "insert")
+	}
+
+	_, sch, first := openResult(t, db, `{"type": "A"}`)
+	purego.SyscallN(at[cArray](first).release, first)
+	root := at[cSchema](sch)
+	kids := words(root.children, root.nChildren)
+	require.Len(t, kids, 4)
+	dev := at[cSchema](kids[0])
+	assert.Equal(t, "device", goString(dev.name))
+	assert.Equal(t, "i", goString(dev.format))
+	assert.Zero(t, dev.flags, "device: not nullable, dictionary not ordered")
+	require.NotZero(t, dev.dictionary)
+	d := at[cSchema](dev.dictionary)
+	assert.Equal(t, "u", goString(d.format))
+	assert.Zero(t, d.nChildren)
+	assert.Zero(t, d.dictionary)
+	assert.NotZero(t, d.release)
+	for _, c := range kids[1:] {
+		assert.Zero(t, at[cSchema](c).dictionary, "%s: no dictionary", goString(at[cSchema](c).name))
+	}
+	releaseSchema(sch)
+
+	r := scanResult(t, db, `{"type": "A"}`)
+	assert.Equal(t, []string{"i", "l", "l", "u"}, r.formats)
+	assert.Equal(t, []string{"u", "", "", ""}, r.dicts)
+	assert.Equal(t, []int64{0, 0, flagNullable, flagNullable}, r.flags)
+	assert.Equal(t, len(devices), r.batches)
+	var got []any
+	for _, row := range r.rows {
+		got = append(got, row[0])
+	}
+	assert.Equal(t, []any{"", "", "", "a device name that is rather long", "a device name that is rather long",
+		"a device name that is rather long", "dev-ü", "dev-ü", "dev-ü"}, got)
+
+	// Each batch, as laid out.
+	stream, _, arr := openResult(t, db, `{"type": "A"}`)
+	s := at[cStream](stream)
+	for _, want := range []string{"", "a device name that is rather long", "dev-ü"} {
+		a := at[cArray](arr)
+		require.NotZero(t, a.release, "batch of %q", want)
+		c := at[cArray](words(a.children, a.nChildren)[0])
+		assert.Equal(t, int64(3), c.length)
+		assert.Zero(t, c.nullCount)
+		assert.Zero(t, c.offset)
+		require.Equal(t, int64(2), c.nBuffers)
+		bufs := words(c.buffers, 2)
+		assert.Zero(t, bufs[0], "no validity bitmap")
+		assert.Equal(t, []int32{0, 0, 0}, unsafe.Slice(at[int32](bufs[1]), 3))
+		require.NotZero(t, c.dictionary)
+		dict := at[cArray](c.dictionary)
+		assert.Equal(t, int64(1), dict.length)
+		assert.Zero(t, dict.nullCount)
+		assert.Zero(t, dict.offset)
+		assert.Zero(t, dict.nChildren)
+		assert.Zero(t, dict.dictionary)
+		assert.NotZero(t, dict.release)
+		require.Equal(t, int64(3), dict.nBuffers)
+		dbufs := words(dict.buffers, 3)
+		assert.Zero(t, dbufs[0])
+		assert.Equal(t, []int32{0, int32(len(want))}, unsafe.Slice(at[int32](dbufs[1]), 2))
+		assert.Equal(t, want, string(unsafe.Slice(at[byte](dbufs[2]), len(want))))
+		for _, k := range words(a.children, a.nChildren)[1:] {
+			assert.Zero(t, at[cArray](k).dictionary)
+		}
+		purego.SyscallN(a.release, arr)
+		require.Zero(t, a.release)
+		rc, _, _ := purego.SyscallN(s.getNext, stream, arr)
+		require.Zero(t, rc)
+	}
+	assert.Zero(t, at[cArray](arr).release, "end of stream")
+}
+
+// TestResultDeviceColumnSize checks that a large batch's device column
+// costs 4 bytes a row and the name once: the whole block of a batch of
+// 1M rows (time and device only) is the 8 MB of times, the 4 MB of
+// indices and a little more, where a copy of a 20-byte name per row would
+// add 20 MB.
+func TestResultDeviceColumnSize(t *testing.T) {
+	const rows = 1 << 20
+	const name = "device-0123456789abc" // 20 bytes
+	db := openDB(t, "", "")
+	execDDL(t, db, schemaAB)
+	code, msg := insert(t, db, "A", name, exportBatch(t, rows, timeCol(seq(rows)...)))
+	requireOK(t, code, msg, "insert")
+
+	_, sch, arr := openResult(t, db, fmt.Sprintf(`{"type": "A", "properties": [], "batch_rows": %d}`, rows))
+	releaseSchema(sch)
+	a := at[cArray](arr)
+	defer purego.SyscallN(a.release, arr)
+	require.Equal(t, int64(rows), a.length)
+	kids := words(a.children, a.nChildren)
+	require.Len(t, kids, 2)
+	dev := at[cArray](kids[0])
+	dict := at[cArray](dev.dictionary)
+	require.Equal(t, int64(1), dict.length)
+	assert.Equal(t, name, value("u", dict, 0))
+	idx := unsafe.Slice(at[int32](words(dev.buffers, 2)[1]), rows)
+	for i, x := range idx {
+		if x != 0 {
+			t.Fatalf("index of row %d is %d", i, x)
+		}
+	}
+
+	// Every struct and buffer of a batch is in one malloc'ed block, which
+	// private_data points to (an implementation detail this test relies on).
+	block := a.privateData
+	size := libc.mallocUsableSize(block)
+	for _, p := range []uintptr{words(dev.buffers, 2)[1], words(dict.buffers, 3)[2], dev.dictionary} {
+		assert.True(t, p >= block && p < block+size, "buffer %#x outside the batch's block", p)
+	}
+	assert.Less(t, size, uintptr(rows*(8+4)+64<<10), "block of %d bytes for %d rows", size, rows)
+	t.Logf("block of %d bytes for %d rows: %.2f bytes a row beyond the times", size, rows, float64(size)/rows-8)
+}
+
+// TestResultDeviceDictionaryRelease moves the device column (with its
+// dictionary) out of a result schema and batch, as the C Data Interface
+// allows. The moved column's release releases its dictionary, exactly
+// once, whether the parent is released before or after it; the parent's
+// release does not release the dictionary again.
+func TestResultDeviceDictionaryRelease(t *testing.T) {
+	perturbFreedMemory(t)
+	db := openDB(t, "", "")
+	execDDL(t, db, schemaAB)
+	const rows = 300 // blocks too large for glibc's thread cache, whose frees do not perturb
+	code, msg := insert(t, db, "A", "the-device", exportBatch(t, rows, timeCol(seq(rows)...)))
+	requireOK(t, code, msg, "insert")
+
+	for _, parentFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("parent released first=%v", parentFirst), func(t *testing.T) {
+			_, sch, arr := openResult(t, db, `{"type": "A"}`)
+			moved := libc.calloc(1, unsafe.Sizeof(cSchema{}))
+			defer libc.free(moved)
+			orig := at[cSchema](words(at[cSchema](sch).children, 4)[0])
+			*at[cSchema](moved) = *orig
+			orig.release = 0
+			movedArr := libc.calloc(1, unsafe.Sizeof(cArray{}))
+			defer libc.free(movedArr)
+			origArr := at[cArray](words(at[cArray](arr).children, 4)[0])
+			*at[cArray](movedArr) = *origArr
+			origArr.release = 0
+
+			ms, ma := at[cSchema](moved), at[cArray](movedArr)
+			if parentFirst {
+				releaseSchema(sch)
+				purego.SyscallN(at[cArray](arr).release, arr)
+				require.Zero(t, at[cArray](arr).release)
+				// The moved column and its dictionary outlive the parent.
+				assert.Equal(t, "i", goString(ms.format))
+				assert.Equal(t, "u", goString(at[cSchema](ms.dictionary).format))
+				assert.NotZero(t, at[cSchema](ms.dictionary).release)
+				assert.NotZero(t, at[cArray](ma.dictionary).release)
+				for i := int64(0); i < rows; i += 37 {
+					assert.Equal(t, "the-device", columnValue("i", "u", ma, i))
+				}
+				releaseMoved(t, moved, movedArr)
+				return
+			}
+			// The parents hold the blocks: the dictionaries can be seen
+			// marked released by the release of the moved column.
+			dictSchema, dictArray := at[cSchema](ms.dictionary), at[cArray](ma.dictionary)
+			releaseMoved(t, moved, movedArr)
+			assert.Zero(t, dictSchema.release, "dictionary schema released with its column")
+			assert.Zero(t, dictArray.release, "dictionary array released with its column")
+			releaseSchema(sch)
+			purego.SyscallN(at[cArray](arr).release, arr)
+			assert.Zero(t, at[cArray](arr).release)
+		})
+	}
+}

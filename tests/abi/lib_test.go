@@ -60,8 +60,9 @@ var lib struct {
 
 // libc is the C allocator the tests build Arrow structs with.
 var libc struct {
-	calloc func(n, size uintptr) uintptr
-	free   func(p uintptr)
+	calloc           func(n, size uintptr) uintptr
+	free             func(p uintptr)
+	mallocUsableSize func(p uintptr) uintptr
 }
 
 func TestMain(m *testing.M) {
@@ -118,6 +119,7 @@ func load() error {
 	}
 	purego.RegisterLibFunc(&libc.calloc, c, "calloc")
 	purego.RegisterLibFunc(&libc.free, c, "free")
+	purego.RegisterLibFunc(&libc.mallocUsableSize, c, "malloc_usable_size")
 	return nil
 }
 

@@ -149,16 +149,43 @@ static int bit(const void *bitmap, int64_t i) {
   return (((const uint8_t *)bitmap)[i >> 3] >> (i & 7)) & 1;
 }
 
+/* The device column is dictionary-encoded: int32 indices ("i"), not
+** nullable, into an unordered utf8 ("u") dictionary. */
 static void check_result_schema(struct ArrowSchema *s) {
   static const char *names[] = {"device", "time", "k", "s"};
-  static const char *formats[] = {"u", "l", "l", "u"};
+  static const char *formats[] = {"i", "l", "l", "u"};
+  static const int64_t flags[] = {0, 0, ARROW_FLAG_NULLABLE, ARROW_FLAG_NULLABLE};
   CHECK(strcmp(s->format, "+s") == 0, "format %s", s->format);
   CHECK(s->n_children == 4, "%lld columns", (long long)s->n_children);
   for (int64_t i = 0; i < s->n_children && i < 4; i++) {
-    CHECK(strcmp(s->children[i]->name, names[i]) == 0, "column %lld is %s", (long long)i, s->children[i]->name);
-    CHECK(strcmp(s->children[i]->format, formats[i]) == 0, "column %s has format %s", names[i],
-          s->children[i]->format);
+    struct ArrowSchema *c = s->children[i];
+    CHECK(strcmp(c->name, names[i]) == 0, "column %lld is %s", (long long)i, c->name);
+    CHECK(strcmp(c->format, formats[i]) == 0, "column %s has format %s", names[i], c->format);
+    CHECK(c->flags == flags[i], "column %s has flags %lld", names[i], (long long)c->flags);
+    CHECK((c->dictionary != NULL) == (i == 0), "column %s: dictionary %p", names[i], (void *)c->dictionary);
   }
+  if (s->n_children > 0 && s->children[0]->dictionary != NULL) {
+    struct ArrowSchema *d = s->children[0]->dictionary;
+    CHECK(strcmp(d->format, "u") == 0, "device dictionary has format %s", d->format);
+    CHECK(d->n_children == 0 && d->dictionary == NULL && d->release != NULL, "device dictionary schema");
+  }
+}
+
+/* Row r of the device column: its index must be 0, into a dictionary of
+** one value. */
+static int device_is(const struct ArrowArray *dev, int64_t r, const char *want) {
+  const struct ArrowArray *d = dev->dictionary;
+  if (dev->n_buffers != 2 || dev->buffers[0] != NULL || d == NULL || d->length != 1 || d->n_buffers != 3) {
+    return 0;
+  }
+  int32_t idx = ((const int32_t *)dev->buffers[1])[dev->offset + r];
+  if (idx != 0) {
+    return 0;
+  }
+  const int32_t *off = d->buffers[1];
+  size_t n = strlen(want);
+  return off[d->offset + 1] - off[d->offset] == (int32_t)n &&
+         memcmp((const char *)d->buffers[2] + off[d->offset], want, n) == 0;
 }
 
 static void check_result_batch(struct ArrowArray *a) {
@@ -168,11 +195,11 @@ static void check_result_batch(struct ArrowArray *a) {
     return;
   }
   struct ArrowArray *dev = a->children[0], *t = a->children[1], *k = a->children[2], *s = a->children[3];
-  const int32_t *doff = dev->buffers[1];
+  CHECK(dev->null_count == 0 && dev->dictionary != NULL && dev->dictionary->release != NULL &&
+            dev->dictionary->dictionary == NULL,
+        "device column layout");
   for (int i = 0; i < 3; i++) {
-    int64_t r = dev->offset + i;
-    CHECK(memcmp((const char *)dev->buffers[2] + doff[r], "d1", 2) == 0 && doff[r + 1] - doff[r] == 2,
-          "device of row %d", i);
+    CHECK(device_is(dev, i, "d1"), "device of row %d", i);
     CHECK(((const int64_t *)t->buffers[1])[t->offset + i] == i + 1, "time of row %d", i);
     CHECK(bit(k->buffers[0], k->offset + i), "k of row %d is null", i);
     CHECK(((const int64_t *)k->buffers[1])[k->offset + i] == 10 * (i + 1), "k of row %d", i);
@@ -186,6 +213,60 @@ static void check_result_batch(struct ArrowArray *a) {
   CHECK(!bit(s->buffers[0], o + 1), "s of row 1 is not null");
   CHECK(bit(s->buffers[0], o + 2) && soff[o + 3] - soff[o + 2] == 3 && memcmp(sdata + soff[o + 2], "ccc", 3) == 0,
         "s of row 2");
+}
+
+/* Move the device column (schema and array, each with its dictionary) out
+** of a result, as the C Data Interface allows, and release it before or
+** after its parent. Its release must release its dictionary, once: valgrind
+** sees any leak, double free or read of freed memory. */
+static void check_moved_device_column(arcadego_db *db, int parent_first) {
+  char *err = NULL;
+  struct ArrowArrayStream stream;
+  int rc = arcadego_scan(db, "{\"type\": \"A\"}", &stream, &err);
+  CHECK(rc == ARCADEGO_OK, "scan: %d %s", rc, err ? err : "");
+  arcadego_free(err);
+  if (rc != ARCADEGO_OK) {
+    return;
+  }
+  struct ArrowSchema rs;
+  struct ArrowArray ra;
+  rc = stream.get_schema(&stream, &rs);
+  CHECK(rc == 0, "get_schema: %d", rc);
+  rc = stream.get_next(&stream, &ra);
+  CHECK(rc == 0 && ra.release != NULL, "get_next: %d", rc);
+  if (rc != 0 || ra.release == NULL) {
+    stream.release(&stream);
+    return;
+  }
+  struct ArrowSchema ms = *rs.children[0];
+  rs.children[0]->release = NULL;
+  struct ArrowArray ma = *ra.children[0];
+  ra.children[0]->release = NULL;
+  if (parent_first) {
+    rs.release(&rs);
+    ra.release(&ra);
+    CHECK(rs.release == NULL && ra.release == NULL, "parents marked released");
+    CHECK(strcmp(ms.format, "i") == 0 && strcmp(ms.dictionary->format, "u") == 0, "moved device schema");
+    for (int i = 0; i < 3; i++) {
+      CHECK(device_is(&ma, i, "d1"), "moved device of row %d", i);
+    }
+    ms.release(&ms);
+    ma.release(&ma);
+    CHECK(ms.release == NULL && ma.release == NULL, "moved device column marked released");
+  } else {
+    struct ArrowSchema *ds = ms.dictionary;
+    struct ArrowArray *da = ma.dictionary;
+    ms.release(&ms);
+    ma.release(&ma);
+    CHECK(ms.release == NULL && ma.release == NULL, "moved device column marked released");
+    /* The parents still hold the blocks: the dictionaries are readable. */
+    CHECK(ds->release == NULL && da->release == NULL, "dictionaries released with their column");
+    rs.release(&rs);
+    ra.release(&ra);
+    CHECK(rs.release == NULL && ra.release == NULL, "parents marked released");
+  }
+  stream.release(&stream);
+  CHECK(stream.release == NULL, "stream release did not mark it released");
 }
 
 int main(void) {
@@ -292,6 +373,8 @@ int main(void) {
     stream.release(&stream);
     CHECK(stream.release == NULL, "stream release did not mark it released");
   }
+  check_moved_device_column(db, 0);
+  check_moved_device_column(db, 1);
 
   /* Flush to the types' Delta tables, checkpoint, read the counters. */
   rc = arcadego_flush(db, &err);

@@ -222,6 +222,9 @@ def canonical(table: pa.Table) -> list[dict[str, Any]]:
     cols = {}
     for name, col in zip(table.column_names, table.columns):
         t = col.type
+        if pa.types.is_dictionary(t):  # db.scan's device column
+            col = col.cast(t.value_type)
+            t = col.type
         if pa.types.is_timestamp(t):
             col = col.cast(pa.timestamp("us", tz=t.tz)).cast(pa.int64())
         elif pa.types.is_large_string(t) or pa.types.is_string_view(t):
@@ -235,6 +238,8 @@ def canonical(table: pa.Table) -> list[dict[str, Any]]:
 
 
 def type_ok(name: str, scan_type: pa.DataType, got: pa.DataType) -> bool:
+    if pa.types.is_dictionary(scan_type):  # the device column: Delta stores its values
+        return type_ok(name, scan_type.value_type, got)
     if name == "time" and delta_time_is_timestamp(scan_type):
         return pa.types.is_timestamp(got) and got.tz in ("UTC", "+00:00", "Etc/UTC")
     if pa.types.is_timestamp(scan_type):

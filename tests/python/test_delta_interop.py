@@ -8,7 +8,7 @@ the documented mapping of types:
 ======================================  =====================================
 arcadego                                Delta Lake (reader's Arrow type)
 ======================================  =====================================
-device                                  string
+device (dictionary<int32, string>)      string
 time: int64, timestamp "s" or "ns"      long (int64, the value in its unit)
 time: timestamp "ms" or "us"            timestamp (microseconds, UTC)
 BOOLEAN, INT32, INT64                   boolean, integer, long
@@ -164,6 +164,8 @@ def table_path(db: arcadego.Database, name: str) -> str:
 
 def expected_reader_type(column: str, scan_type: pa.DataType) -> Callable[[pa.DataType], bool]:
     """What a reader must return for a column of db.scan with scan_type."""
+    if pa.types.is_dictionary(scan_type):  # the device column: Delta stores its values
+        return expected_reader_type(column, scan_type.value_type)
     if column == "time" and delta_time_is_timestamp(scan_type):
         return lambda t: pa.types.is_timestamp(t) and t.tz in ("UTC", "+00:00", "Etc/UTC")
     if pa.types.is_timestamp(scan_type):
@@ -180,8 +182,10 @@ def expected_reader_type(column: str, scan_type: pa.DataType) -> Callable[[pa.Da
 def canonical_column(col: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     """One representation per Delta type, whatever the reader returned:
     timestamps as int64 microseconds, strings as string, binaries as binary,
-    dates as date32."""
+    dates as date32, dictionaries (db.scan's device column) decoded."""
     t = col.type
+    if pa.types.is_dictionary(t):
+        return canonical_column(col.cast(t.value_type))
     if pa.types.is_timestamp(t):
         return col.cast(pa.timestamp("us", tz=t.tz)).cast(pa.int64())
     if pa.types.is_large_string(t) or pa.types.is_string_view(t):
