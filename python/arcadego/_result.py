@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from . import _cdata, _lib, _optional
-from ._import import read_stream
+from ._import import Field, read_stream
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -31,6 +31,16 @@ class Result:
 
     Columns: ``device``, the time column, then the requested properties;
     rows are sorted by device, then time.
+
+    The ``device`` column is dictionary-encoded in the Arrow stream
+    (``dictionary<int32, string>``, not ordered): each batch holds the rows
+    of one device, so its dictionary is that one name and every index is 0,
+    4 bytes a row instead of a copy of the name per row. Batches of different
+    devices carry different dictionaries. ``to_pylist()`` and ``to_pydict()``
+    give plain ``str``; ``to_pandas()`` a pandas Categorical; polars
+    (``polars.DataFrame(res)``) reads it as ``pl.Categorical`` and DuckDB as
+    VARCHAR. pyarrow keeps one dictionary per chunk, which some of its
+    kernels refuse (see ``to_arrow()``).
 
     Example::
 
@@ -73,19 +83,36 @@ class Result:
         return _cdata.new_stream_capsule(self._scan())
 
     def to_arrow(self) -> pyarrow.Table:
-        """The rows as a pyarrow.Table (needs pyarrow)."""
+        """The rows as a pyarrow.Table (needs pyarrow), as the stream gives
+        them: one chunk per batch, and a ``device`` column of type
+        ``dictionary<int32, string>`` whose chunks (one per device, or more)
+        each have a dictionary of one entry, that chunk's device.
+
+        ``combine_chunks()``, ``to_pandas()``, ``to_pylist()``, filters and
+        casts handle that as is. Table ``group_by`` and ``join`` on ``device``
+        and writing an IPC *file* need one dictionary for every chunk: call
+        ``table.unify_dictionaries()`` first (it rewrites the indices, 4 bytes
+        a row). pyarrow does not ``sort_by`` a dictionary column; rows already
+        come sorted by device then time, otherwise cast the column:
+        ``table.set_column(0, "device", table["device"].cast(pa.string()))``.
+        """
         pa = _optional.require("pyarrow", "Result.to_arrow()")
         return pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__()).read_all()
+
+    def _read(self) -> tuple[list[Field], list[list[Any]]]:
+        """Run the scan and read it without pyarrow: fields and columns."""
+        address = self._scan()
+        try:
+            return read_stream(address)
+        finally:
+            _cdata.free(address)
 
     def to_pydict(self) -> dict[str, list[Any]]:
         """The rows as {column: [values]} (no pyarrow needed). Timestamps
         become datetime.datetime (microsecond precision), dates
-        datetime.date, nulls None."""
-        address = self._scan()
-        try:
-            fields, columns = read_stream(address)
-        finally:
-            _cdata.free(address)
+        datetime.date, nulls None; the dictionary-encoded device column
+        plain str."""
+        fields, columns = self._read()
         return {f.name: c for f, c in zip(fields, columns)}
 
     def to_pylist(self) -> list[dict[str, Any]]:
@@ -95,8 +122,18 @@ class Result:
         return [dict(zip(names, row)) for row in zip(*d.values())]
 
     def to_pandas(self) -> pandas.DataFrame:
-        """The rows as a pandas.DataFrame (through pyarrow when installed)."""
+        """The rows as a pandas.DataFrame (through pyarrow when installed).
+
+        The ``device`` column is a pandas Categorical (from its Arrow
+        dictionary encoding), with or without pyarrow: compare it with
+        strings as usual (``df[df.device == "d1"]``), or
+        ``df["device"].astype(str)`` for plain strings."""
         pd = _optional.require("pandas", "Result.to_pandas()")
         if _optional.pyarrow() is not None:
             return self.to_arrow().to_pandas()
-        return pd.DataFrame(self.to_pydict())
+        fields, columns = self._read()
+        frame = pd.DataFrame({f.name: c for f, c in zip(fields, columns)})
+        for f in fields:
+            if f.dictionary is not None:
+                frame[f.name] = frame[f.name].astype("category")
+        return frame

@@ -134,6 +134,31 @@ def test_scan_filters(mem_db: arcadego.Database) -> None:
         mem_db.scan("F", start=1.5)
 
 
+def test_device_dictionary_is_decoded(mem_db: arcadego.Database) -> None:
+    """The device column comes dictionary-encoded (int32 indices, one
+    dictionary entry per batch): the reader gives plain str, batch by batch."""
+    from arcadego import _cdata
+    from arcadego._import import read_stream
+
+    devices = ["zeta", "", "é-1", "alpha"]
+    for dev in devices:
+        mem_db.insert("V", {"time": [1, 2, 3], "k": [1, 2, 3]}, device=dev)
+    res = mem_db.scan("V", batch_rows=2)
+    want = [d for d in sorted(devices) for _ in range(3)]
+    assert res.to_pydict()["device"] == want
+    rows = res.to_pylist()
+    assert [r["device"] for r in rows] == want and all(type(r["device"]) is str for r in rows)
+    assert mem_db.scan("V", device="é-1").to_pylist()[2] == {"device": "é-1", "time": 3, "k": 3}
+    address = res._scan()
+    try:
+        fields, _ = read_stream(address)
+    finally:
+        _cdata.free(address)
+    assert [(f.name, f.format) for f in fields] == [("device", "i"), ("time", "l"), ("k", "l")]
+    assert fields[0].dictionary is not None and fields[0].dictionary.format == "u"
+    assert fields[1].dictionary is None
+
+
 def test_missing_pyarrow_is_reported(mem_db: arcadego.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     mem_db.insert("P", {"time": [1], "k": [1]})
     if HAVE_PYARROW:  # simulate the absence

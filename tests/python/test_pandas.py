@@ -69,6 +69,19 @@ def test_timezone_aware_column(mem_db: arcadego.Database, path: str) -> None:
     assert pd.Timestamp(got).value == pd.Timestamp("2024-01-01 11:00", tz="UTC").value
 
 
+def test_device_is_categorical(mem_db: arcadego.Database, path: str) -> None:
+    """The dictionary-encoded device column is a Categorical on both paths."""
+    for dev in ("b", "a"):
+        mem_db.insert("C", {"time": [1, 2], "k": [1, 2]}, device=dev)
+    out = mem_db.scan("C").to_pandas()
+    assert isinstance(out["device"].dtype, pd.CategoricalDtype)
+    assert list(out["device"].cat.categories) == ["a", "b"]
+    assert out["device"].tolist() == ["a", "a", "b", "b"]
+    assert out[out["device"] == "b"]["k"].tolist() == [1, 2]
+    empty = mem_db.scan("C", start=10).to_pandas()
+    assert len(empty) == 0 and isinstance(empty["device"].dtype, pd.CategoricalDtype)
+
+
 def test_to_pandas_without_pyarrow(mem_db: arcadego.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     mem_db.insert("N", {"time": [1, 2], "k": [5, None]})
     monkeypatch.setitem(_optional._cache, "pyarrow", None)

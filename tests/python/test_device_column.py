@@ -1,0 +1,179 @@
+"""The device column of results is dictionary-encoded: dictionary<int32,
+string>, each batch a dictionary of one entry (its device) and int32
+indices all 0, so it costs 4 bytes a row, not a copy of the name per row.
+Every consumer of results reads it: pyarrow, pandas, polars, DuckDB, and
+the pure-Python reader (test_no_pyarrow.py covers it without pyarrow)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import arcadego
+
+pa = pytest.importorskip("pyarrow", reason="the full venv installs pyarrow; test_no_pyarrow.py covers its absence")
+
+DEVICE_TYPE = pa.dictionary(pa.int32(), pa.string())
+DEVICES = ["b", "a", "dev-ü", "a much longer device name than the others"]
+
+
+@pytest.fixture
+def three_devices(mem_db: arcadego.Database) -> arcadego.Database:
+    for i, dev in enumerate(DEVICES):
+        mem_db.insert("A", {"time": [1, 2, 3], "k": [i, i + 10, i + 20]}, device=dev)
+    return mem_db
+
+
+def _expected_devices() -> list[str]:
+    return [d for d in sorted(DEVICES) for _ in range(3)]
+
+
+def test_arrow_type_and_one_entry_dictionaries(three_devices: arcadego.Database) -> None:
+    res = three_devices.scan("A", batch_rows=2)
+    table = res.to_arrow()
+    field = table.schema.field("device")
+    assert field.type == DEVICE_TYPE
+    assert not field.type.ordered
+    assert not field.nullable
+    assert table.schema.names == ["device", "time", "k"]
+    col = table["device"]
+    assert col.num_chunks == 2 * len(DEVICES)  # batches of 2 rows, then 1
+    for chunk in col.chunks:
+        assert isinstance(chunk, pa.DictionaryArray)
+        assert len(chunk.dictionary) == 1
+        assert chunk.indices.type == pa.int32()
+        assert chunk.indices.to_pylist() == [0] * len(chunk)
+        assert chunk.null_count == 0
+    assert col.to_pylist() == _expected_devices()
+    assert pa.table(res).schema == table.schema
+
+    combined = table.combine_chunks()
+    assert combined["device"].num_chunks == 1
+    assert combined["device"].type == DEVICE_TYPE
+    assert combined["device"].chunk(0).dictionary.to_pylist() == sorted(DEVICES)
+    assert combined["device"].to_pylist() == _expected_devices()
+    assert combined.column("k").to_pylist() == table.column("k").to_pylist()
+
+
+def test_pyarrow_kernels(three_devices: arcadego.Database) -> None:
+    """What pyarrow does with one dictionary per chunk, as documented in
+    Result.to_arrow()."""
+    table = three_devices.scan("A").to_arrow()
+    pc = pa.compute
+    assert table.filter(pc.equal(table["device"], "a"))["k"].to_pylist() == [1, 11, 21]
+    assert table.filter(pc.field("device") == "dev-ü").num_rows == 3
+    assert table["device"].cast(pa.string()).to_pylist() == _expected_devices()
+    assert sorted(pc.unique(table["device"]).to_pylist()) == sorted(DEVICES)
+    # group_by (and join) need one dictionary for every chunk.
+    with pytest.raises(pa.ArrowNotImplementedError, match="differing dictionaries"):
+        table.group_by("device").aggregate([("k", "sum")])
+    unified = table.unify_dictionaries()
+    sums = unified.group_by("device").aggregate([("k", "sum")]).to_pydict()
+    assert dict(zip(sums["device"], sums["k_sum"])) == {d: 3 * i + 30 for i, d in enumerate(DEVICES)}
+    assert unified["device"].to_pylist() == _expected_devices()
+
+
+def test_to_pandas_device_is_categorical(three_devices: arcadego.Database) -> None:
+    pd = pytest.importorskip("pandas")
+    df = three_devices.scan("A").to_pandas()
+    assert isinstance(df["device"].dtype, pd.CategoricalDtype)
+    assert sorted(df["device"].cat.categories.tolist()) == sorted(DEVICES)
+    assert df["device"].tolist() == _expected_devices()
+    assert df[df["device"] == "a"]["k"].tolist() == [1, 11, 21]
+    assert df["device"].astype(str).tolist() == _expected_devices()
+    assert df.groupby("device", observed=True)["k"].sum().to_dict() == {d: 3 * i + 30 for i, d in enumerate(DEVICES)}
+    # The same through combine_chunks (one unified dictionary).
+    again = three_devices.scan("A").to_arrow().combine_chunks().to_pandas()
+    assert again["device"].tolist() == _expected_devices()
+
+
+def test_to_pylist_and_to_pydict_give_str(three_devices: arcadego.Database) -> None:
+    rows = three_devices.scan("A", batch_rows=2).to_pylist()
+    assert [r["device"] for r in rows] == _expected_devices()
+    assert all(type(r["device"]) is str for r in rows)
+    assert three_devices.scan("A", device="dev-ü").to_pydict()["device"] == ["dev-ü"] * 3
+
+
+def test_polars_reads_the_dictionaries(three_devices: arcadego.Database) -> None:
+    pl = pytest.importorskip("polars")
+    res = three_devices.scan("A", batch_rows=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. a categorical remapping warning
+        df = pl.DataFrame(res)
+        assert df.schema["device"] == pl.Categorical
+        assert df["device"].to_list() == _expected_devices()
+        assert df.filter(pl.col("device") == "a")["k"].to_list() == [1, 11, 21]
+        sums = df.group_by("device").agg(pl.col("k").sum()).sort("device")
+        assert sums["device"].cast(pl.String).to_list() == sorted(DEVICES)
+        assert df.sort("device", "time")["device"].to_list() == _expected_devices()
+        assert df["device"].cast(pl.String).dtype == pl.String
+        frame = pl.from_arrow(res.to_arrow())
+        assert isinstance(frame, pl.DataFrame)
+        assert frame["device"].to_list() == _expected_devices()
+
+
+def test_duckdb_reads_and_filters_the_device(three_devices: arcadego.Database) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    res = three_devices.scan("A", batch_rows=2)  # noqa: F841 - DuckDB finds it by name
+    con = duckdb.connect()  # not the default connection, which other tests may leave busy
+    try:
+        rel = con.sql("select * from res")
+        assert rel.columns == ["device", "time", "k"]
+        assert rel.types[0] == "VARCHAR"
+        assert rel.fetchall()[0] == ("a", 1, 1)
+        assert con.sql("select k from res where device = 'dev-ü' order by time").fetchall() == [(2,), (12,), (22,)]
+        assert con.sql("select count(*) from res where device like 'a%'").fetchall() == [(6,)]
+        got = con.sql("select device, sum(k) from res group by device order by device").fetchall()
+        assert got == [(d, 3 * DEVICES.index(d) + 30) for d in sorted(DEVICES)]
+        joined = con.sql("select count(*) from res join (select unnest(['a', 'b']) as device) using (device)")
+        assert joined.fetchall() == [(6,)]
+    finally:
+        con.close()
+
+
+def test_empty_result_keeps_the_type(three_devices: arcadego.Database) -> None:
+    res = three_devices.scan("A", start=100)
+    table = res.to_arrow()
+    assert table.num_rows == 0
+    assert table.schema.field("device").type == DEVICE_TYPE
+    assert res.to_pydict() == {"device": [], "time": [], "k": []}
+
+
+def test_large_batch_costs_four_bytes_a_row(mem_db: arcadego.Database) -> None:
+    """The device column of a 1M-row batch: 4 MB of indices and the name
+    once, not 1M copies of the name (24 MB for a 20-byte name)."""
+    n = 1 << 20
+    name = "device-0123456789abc"  # 20 bytes
+    mem_db.insert("L", {"time": np.arange(n, dtype=np.int64)}, device=name)
+    table = mem_db.scan("L", batch_rows=n).to_arrow()
+    col = table["device"]
+    assert col.num_chunks == 1
+    chunk = col.chunk(0)
+    validity, indices = chunk.buffers()
+    assert validity is None
+    assert indices.size == 4 * n
+    offsets_validity, offsets, data = chunk.dictionary.buffers()
+    assert offsets_validity is None
+    assert data.size == len(name)
+    assert chunk.dictionary.to_pylist() == [name]
+    assert col.nbytes <= 4 * n + 64
+    assert chunk.indices.to_numpy().max() == 0
+
+
+def test_pure_python_reader_decodes_dictionaries(mem_db: arcadego.Database) -> None:
+    """read_stream (the reader without pyarrow) on a dictionary column with
+    nulls and int8 indices, as another producer may send."""
+    from arcadego import _cdata
+    from arcadego._import import read_stream
+
+    table = pa.table({
+        "s": pa.array(["x", None, "y", "x", None]).dictionary_encode().slice(1),
+        "n": pa.DictionaryArray.from_arrays(pa.array([1, 0, None, 1, 1], pa.int8()), pa.array([10, 20])).slice(1),
+    })
+    capsule = table.__arrow_c_stream__()
+    fields, columns = read_stream(_cdata.capsule_pointer(capsule, b"arrow_array_stream"))
+    assert [(f.name, f.format, f.dictionary.format if f.dictionary else None) for f in fields] == [
+        ("s", "i", "u"), ("n", "c", "l")]
+    assert columns == [[None, "y", "x", None], [10, None, 20, 20]]
