@@ -83,21 +83,22 @@ class Result:
         return _cdata.new_stream_capsule(self._scan())
 
     def to_arrow(self) -> pyarrow.Table:
-        """The rows as a pyarrow.Table (needs pyarrow), as the stream gives
-        them: one chunk per batch, and a ``device`` column of type
-        ``dictionary<int32, string>`` whose chunks (one per device, or more)
-        each have a dictionary of one entry, that chunk's device.
+        """The rows as a pyarrow.Table (needs pyarrow): one chunk per batch,
+        and a ``device`` column of type ``dictionary<int32, string>`` (the
+        name is stored once, not once a row) whose chunks share one
+        dictionary, so ``group_by`` and ``join`` on ``device`` work.
 
-        ``combine_chunks()``, ``to_pandas()``, ``to_pylist()``, filters and
-        casts handle that as is. Table ``group_by`` and ``join`` on ``device``
-        and writing an IPC *file* need one dictionary for every chunk: call
-        ``table.unify_dictionaries()`` first (it rewrites the indices, 4 bytes
-        a row). pyarrow does not ``sort_by`` a dictionary column; rows already
-        come sorted by device then time, otherwise cast the column:
+        The stream itself (``__arrow_c_stream__``, for polars, DuckDB or
+        ``pyarrow.RecordBatchReader``) gives each batch a dictionary of one
+        entry, its device. pyarrow does not ``sort_by`` a dictionary column;
+        rows already come sorted by device then time, otherwise cast it:
         ``table.set_column(0, "device", table["device"].cast(pa.string()))``.
         """
         pa = _optional.require("pyarrow", "Result.to_arrow()")
-        return pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__()).read_all()
+        table = pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__()).read_all()
+        # One dictionary for all chunks (4 bytes a row): pyarrow's group_by,
+        # join and IPC files refuse chunks with differing dictionaries.
+        return table.unify_dictionaries()
 
     def _read(self) -> tuple[list[Field], list[list[Any]]]:
         """Run the scan and read it without pyarrow: fields and columns."""

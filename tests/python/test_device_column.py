@@ -31,8 +31,10 @@ def _expected_devices() -> list[str]:
 
 
 def test_arrow_type_and_one_entry_dictionaries(three_devices: arcadego.Database) -> None:
+    """The stream: each batch's device column is indices into a dictionary
+    of one entry."""
     res = three_devices.scan("A", batch_rows=2)
-    table = res.to_arrow()
+    table = pa.RecordBatchReader.from_stream(res).read_all()
     field = table.schema.field("device")
     assert field.type == DEVICE_TYPE
     assert not field.type.ordered
@@ -58,21 +60,24 @@ def test_arrow_type_and_one_entry_dictionaries(three_devices: arcadego.Database)
 
 
 def test_pyarrow_kernels(three_devices: arcadego.Database) -> None:
-    """What pyarrow does with one dictionary per chunk, as documented in
-    Result.to_arrow()."""
-    table = three_devices.scan("A").to_arrow()
+    """to_arrow() gives every chunk one shared dictionary, so pyarrow's
+    kernels, group_by and join included, take the device column as is."""
+    table = three_devices.scan("A", batch_rows=2).to_arrow()
+    assert table["device"].num_chunks > 1
+    dicts = {tuple(c.dictionary.to_pylist()) for c in table["device"].chunks}
+    assert dicts == {tuple(table["device"].chunk(0).dictionary.to_pylist())}, "one dictionary for every chunk"
     pc = pa.compute
     assert table.filter(pc.equal(table["device"], "a"))["k"].to_pylist() == [1, 11, 21]
     assert table.filter(pc.field("device") == "dev-ü").num_rows == 3
     assert table["device"].cast(pa.string()).to_pylist() == _expected_devices()
     assert sorted(pc.unique(table["device"]).to_pylist()) == sorted(DEVICES)
-    # group_by (and join) need one dictionary for every chunk.
-    with pytest.raises(pa.ArrowNotImplementedError, match="differing dictionaries"):
-        table.group_by("device").aggregate([("k", "sum")])
-    unified = table.unify_dictionaries()
-    sums = unified.group_by("device").aggregate([("k", "sum")]).to_pydict()
+    sums = table.group_by("device").aggregate([("k", "sum")]).to_pydict()
     assert dict(zip(sums["device"], sums["k_sum"])) == {d: 3 * i + 30 for i, d in enumerate(DEVICES)}
-    assert unified["device"].to_pylist() == _expected_devices()
+    other = pa.table({"device": pa.array(DEVICES).dictionary_encode(), "n": list(range(len(DEVICES)))})
+    assert table.join(other, "device").num_rows == table.num_rows
+    # The raw stream keeps one single-entry dictionary per batch.
+    raw = pa.RecordBatchReader.from_stream(three_devices.scan("A", batch_rows=2)).read_all()
+    assert {len(c.dictionary) for c in raw["device"].chunks} == {1}
 
 
 def test_to_pandas_device_is_categorical(three_devices: arcadego.Database) -> None:
