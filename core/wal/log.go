@@ -405,6 +405,14 @@ func (l *Log) writeFrame(off int64, kind byte, parts [][]byte) error {
 	}
 	for _, p := range parts {
 		if len(p) < directPart {
+			// Write out what is gathered every directPart bytes, so that
+			// a record of many small parts neither grows l.buf to its size
+			// by doubling (copying it twice over) nor holds it twice.
+			if len(l.buf)+len(p) > cap(l.buf) && len(l.buf) >= directPart {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 			l.buf = append(l.buf, p...)
 			continue
 		}
