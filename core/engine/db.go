@@ -143,7 +143,7 @@ func (db *DB) openDir() error {
 	}
 	lopts := logOptions(db.opts)
 	if man != nil {
-		lopts.First = man.WALFirst
+		lopts.First, lopts.Last = man.WALFirst, man.WALLast
 	} else if err := db.checkNoData(); err != nil {
 		return err
 	}

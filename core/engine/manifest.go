@@ -25,8 +25,9 @@ type manifest struct {
 	// it is in the Parquet files and the catalog snapshot, so replay
 	// starts there.
 	End      uint64 `json:"end"`
-	Catalog  string `json:"catalog,omitempty"` // snapshot file name, "" before the first checkpoint
-	WALFirst uint64 `json:"wal_first"`         // oldest log segment kept
+	Catalog  string `json:"catalog,omitempty"`  // snapshot file name, "" before the first checkpoint
+	WALFirst uint64 `json:"wal_first"`          // oldest log segment kept
+	WALLast  uint64 `json:"wal_last,omitempty"` // the active segment at the checkpoint: newer ones may exist, older ones may not be the last
 	// Tables maps a type id to the Delta version its table had at the
 	// checkpoint: a log that ends before it has lost a commit file.
 	Tables map[uint32]int64 `json:"tables,omitempty"`

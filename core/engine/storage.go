@@ -654,6 +654,7 @@ func (db *DB) checkpoint(imm *immutable, cur *schema.Catalog) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	m.WALFirst = db.log.KeptFrom(imm.end)
+	m.WALLast = db.log.Active()
 	m.Tables = map[uint32]int64{}
 	for id, t := range db.view.Load().tables {
 		if _, live := cur.TypeByID(id); live && t.version >= 0 {

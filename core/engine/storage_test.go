@@ -347,6 +347,14 @@ func TestStrayAndMissingFilesOnReopen(t *testing.T) {
 			require.NoError(t, os.Remove(m[0]))
 			return filepath.Base(m[0])
 		},
+		"newest wal segment deleted": func(t *testing.T, dir, table string) string {
+			m, err := filepath.Glob(filepath.Join(dir, "wal", "*.wal"))
+			require.NoError(t, err)
+			require.NotEmpty(t, m)
+			last := m[len(m)-1]
+			require.NoError(t, os.Remove(last))
+			return filepath.Base(last)
+		},
 		"emptied wal directory": func(t *testing.T, dir, table string) string {
 			m, err := filepath.Glob(filepath.Join(dir, "wal", "*"))
 			require.NoError(t, err)

@@ -141,6 +141,13 @@ func Open(dir string, opts Options) (*Log, error) {
 // dropCheckpointed enforces Options.First on the segment numbers found:
 // segment First must be there, and older ones are deleted.
 func (l *Log) dropCheckpointed(seqs []uint64) ([]uint64, error) {
+	if last := l.opts.Last; last > 0 && (len(seqs) == 0 || seqs[len(seqs)-1] < last) {
+		missing := last
+		if len(seqs) > 0 && seqs[len(seqs)-1] >= l.opts.First {
+			missing = seqs[len(seqs)-1] + 1
+		}
+		return nil, corrupt(l.path(missing), 0, fmt.Sprintf("missing: the last checkpoint saw the log reach segment %d", last))
+	}
 	first := l.opts.First
 	if first == 0 {
 		return seqs, nil
@@ -623,6 +630,13 @@ func (l *Log) TruncateBefore(lsn LSN) error {
 // of the next record, comparable with record LSNs. Called right after an
 // Append by the only appender, it is where that record ends.
 func (l *Log) End() LSN { return LSN(l.written.Load()) }
+
+// Active returns the number of the segment appends go to.
+func (l *Log) Active() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.segs[len(l.segs)-1].seq
+}
 
 // KeptFrom returns the number of the oldest segment that TruncateBefore(lsn)
 // would keep.

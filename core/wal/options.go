@@ -55,6 +55,11 @@ type Options struct {
 	// it) and deletes older segments, which a checkpoint left behind when
 	// it stopped before deleting them.
 	First uint64
+	// Last is the number of a segment that existed when the checkpoint
+	// was taken (the active one then), 0 for none: a log whose segments
+	// end before it has lost its newest segments, errs.ErrCorrupt naming
+	// the first one missing.
+	Last uint64
 }
 
 // Validate reports what Open would refuse in o (kind errs.ErrInvalidArgument),

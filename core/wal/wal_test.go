@@ -574,6 +574,16 @@ func TestFirstSegment(t *testing.T) {
 	require.ErrorIs(t, err, errs.ErrCorrupt)
 	assert.Contains(t, err.Error(), segmentName(first))
 
+	// Segments lost at the end: Last says how far the log had come.
+	l, err = Open(dir, Options{SegmentBytes: 256})
+	require.NoError(t, err)
+	last := l.Active()
+	require.NoError(t, l.Close())
+	require.NoError(t, os.Remove(filepath.Join(dir, segmentName(last))))
+	_, err = Open(dir, Options{SegmentBytes: 256, Last: last})
+	require.ErrorIs(t, err, errs.ErrCorrupt)
+	assert.Contains(t, err.Error(), segmentName(last))
+
 	// An emptied directory too.
 	empty := t.TempDir()
 	_, err = Open(empty, Options{First: 3})
