@@ -60,6 +60,8 @@ type DB struct {
 	// "commit", "checkpoint") and fails it with the error it returns: a
 	// disk that fills up at that point.
 	fault func(step string) error
+	// fileRows is flushFileRows, lowered by tests to split small flushes.
+	fileRows int64
 
 	// catalog is the published catalog: every commit it includes is durable
 	// and in the memtable. Readers load it without locking.
@@ -99,7 +101,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open %q: memtable budget %d must be >= 0 (0: the default, %d): %w",
 			path, opts.MemtableBudget, DefaultMemtableBudget, errs.ErrInvalidArgument)
 	}
-	db := &DB{path: path, opts: opts, pending: schema.Empty(), budget: opts.MemtableBudget}
+	db := &DB{path: path, opts: opts, pending: schema.Empty(), budget: opts.MemtableBudget, fileRows: flushFileRows}
 	if db.budget == 0 {
 		db.budget = DefaultMemtableBudget
 	}

@@ -9,8 +9,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -469,23 +472,26 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) error {
 	if err := db.injected("write"); err != nil {
 		return fmt.Errorf("flush of type %q: %w", ty.Name, err)
 	}
-	var added *newFile
+	var added []*newFile
 	if len(snaps) > 0 || len(olds) > 0 {
 		var err error
-		added, err = db.writeFile(tb, fmt.Sprintf("part-%020d-0.parquet", version), layout, refs, snaps, olds)
+		parts := planFlush(snaps, olds, runtime.GOMAXPROCS(0), db.fileRows)
+		added, err = db.writeFiles(tb, version, layout, refs, snaps, olds, parts)
 		if err != nil {
 			return err
 		}
-		commit.Adds = []segment.AddFile{{Path: added.name, Size: added.size, ModificationTime: time.Now().UnixMilli(), Stats: added.stats}}
+		for _, f := range added {
+			commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
+		}
 	}
 	err := db.injected("commit")
 	if err == nil {
 		err = tb.delta.Commit(commit, db.syncing())
 	}
 	if err != nil {
-		if added != nil {
-			added.unref()
-			_ = os.Remove(filepath.Join(tb.dir, added.name))
+		for _, f := range added {
+			f.unref()
+			_ = os.Remove(filepath.Join(tb.dir, f.name))
 		}
 		return fmt.Errorf("flush of type %q: %w", ty.Name, err)
 	}
@@ -495,8 +501,8 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) error {
 			nt.files = append(nt.files, f)
 		}
 	}
-	if added != nil {
-		nt.files = append(nt.files, added.dataFile)
+	for _, f := range added {
+		nt.files = append(nt.files, f.dataFile)
 	}
 	db.stateMu.Lock()
 	v := db.view.Load()
@@ -521,20 +527,118 @@ type newFile struct {
 	stats string
 }
 
-// writeFile writes the merge of the memtable snapshots and the old files,
-// device by device, into a new file of tb called name, and opens it.
-func (db *DB) writeFile(tb *table, name string, layout segment.Layout, refs []memtable.ColumnRef,
-	snaps map[string]memtable.Snapshot, olds []*dataFile) (*newFile, error) {
-	devices := make([]string, 0, len(snaps))
-	for d := range snaps {
-		devices = append(devices, d)
+// piece is one device's rows with start <= time < end: a flush splits a
+// type's rows into runs of pieces, one file each.
+type piece struct {
+	device     string
+	start, end int64
+}
+
+// flushFileRows is the least number of rows a flush gives a file of its
+// own (DB.fileRows; tests lower it): below it, the cost of a file
+// outweighs writing in parallel.
+const flushFileRows = 1 << 18
+
+// planFlush splits the devices of snaps and olds, in order, into at most
+// k runs of about equal rows (counted before merging), each to be written
+// as a file by its own goroutine. A device larger than a run's share is
+// split by time, at times interpolated within its bounds; the runs' keys
+// stay disjoint.
+func planFlush(snaps map[string]memtable.Snapshot, olds []*dataFile, k int, minRows int64) [][]piece {
+	type dev struct {
+		name   string
+		rows   int64
+		lo, hi int64
+	}
+	byName := map[string]*dev{}
+	var devs []*dev
+	add := func(name string, rows, lo, hi int64) {
+		d := byName[name]
+		if d == nil {
+			d = &dev{name: name, lo: lo, hi: hi}
+			byName[name] = d
+			devs = append(devs, d)
+		}
+		d.rows += rows
+		d.lo, d.hi = min(d.lo, lo), max(d.hi, hi)
+	}
+	var total int64
+	for name, s := range snaps {
+		lo, hi, _ := s.TimeBounds()
+		add(name, int64(s.Rows()), lo, hi)
+		total += int64(s.Rows())
 	}
 	for _, f := range olds {
-		devices = append(devices, f.Devices()...)
+		for _, name := range f.Devices() {
+			lo, hi, _ := f.DeviceTimes(name)
+			n := f.DeviceRows(name)
+			add(name, n, lo, hi)
+			total += n
+		}
 	}
-	slices.Sort(devices)
-	devices = slices.Compact(devices)
+	slices.SortFunc(devs, func(a, b *dev) int { return strings.Compare(a.name, b.name) })
+	k = int(min(int64(k), max(1, total/minRows)))
+	share := (total + int64(k) - 1) / int64(k)
+	parts := make([][]piece, 1, k)
+	var room = share
+	for _, d := range devs {
+		start, rows := int64(math.MinInt64), d.rows
+		for rows > room && len(parts) < k && room > 0 && d.hi > d.lo {
+			// Split at the time that leaves about room rows here.
+			cut := d.lo + int64(float64(d.hi-d.lo)*(1-float64(rows-room)/float64(d.rows)))
+			if cut <= start || cut <= d.lo || cut > d.hi {
+				break
+			}
+			parts[len(parts)-1] = append(parts[len(parts)-1], piece{d.name, start, cut})
+			parts = append(parts, nil)
+			start, rows, room = cut, rows-room, share
+		}
+		parts[len(parts)-1] = append(parts[len(parts)-1], piece{d.name, start, math.MaxInt64})
+		room -= rows
+		if room <= 0 && len(parts) < k {
+			parts = append(parts, nil)
+			room = share
+		}
+	}
+	if len(parts[len(parts)-1]) == 0 {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
+}
 
+// writeFiles writes each run of pieces into a file of tb (version's,
+// numbered by run), in parallel, and opens them. On failure it removes
+// what it wrote.
+func (db *DB) writeFiles(tb *table, version int64, layout segment.Layout, refs []memtable.ColumnRef,
+	snaps map[string]memtable.Snapshot, olds []*dataFile, parts [][]piece) ([]*newFile, error) {
+	out := make([]*newFile, len(parts))
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	for i, run := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = db.writeFile(tb, fmt.Sprintf("part-%020d-%d.parquet", version, i), layout, refs, snaps, olds, run)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, f := range out {
+			if f != nil {
+				f.unref()
+				_ = os.Remove(filepath.Join(tb.dir, f.name))
+			}
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// writeFile writes the merge of the memtable snapshots and the old files
+// for the pieces of run, in order, into a new file of tb called name, and
+// opens it.
+func (db *DB) writeFile(tb *table, name string, layout segment.Layout, refs []memtable.ColumnRef,
+	snaps map[string]memtable.Snapshot, olds []*dataFile, run []piece) (*newFile, error) {
 	path := filepath.Join(tb.dir, name)
 	w, err := segment.Create(path, layout, segment.WriterOptions{Sync: db.syncing()})
 	if err != nil {
@@ -548,15 +652,15 @@ func (db *DB) writeFile(tb *table, name string, layout segment.Layout, refs []me
 	for i, f := range olds {
 		scanners[i] = f.Scanner(layout.Columns)
 	}
-	for _, d := range devices {
+	for _, pc := range run {
 		var srcs []runSource
 		for i, f := range olds {
-			if f.has(d, math.MinInt64, math.MaxInt64) {
-				srcs = append(srcs, scanners[i].Read(d, math.MinInt64, math.MaxInt64, flushBatchRows))
+			if f.has(pc.device, pc.start, pc.end-1) {
+				srcs = append(srcs, scanners[i].Read(pc.device, pc.start, pc.end, flushBatchRows))
 			}
 		}
-		if s, ok := snaps[d]; ok {
-			srcs = append(srcs, memSource{s.Cursor(refs, math.MinInt64, math.MaxInt64, flushBatchRows)})
+		if s, ok := snaps[pc.device]; ok {
+			srcs = append(srcs, memSource{s.Cursor(refs, pc.start, pc.end, flushBatchRows)})
 		}
 		m := newMerger(srcs, flushBatchRows)
 		for {
@@ -567,7 +671,7 @@ func (db *DB) writeFile(tb *table, name string, layout segment.Layout, refs []me
 			if b == nil {
 				break
 			}
-			if err := w.Append(d, b); err != nil {
+			if err := w.Append(pc.device, b); err != nil {
 				return fail(err)
 			}
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 	"github.com/arcadego/arcadego/core/wal"
@@ -121,6 +123,7 @@ func TestStorageMatchesModel(t *testing.T) {
 			}
 			db, err := Open(dir, opts)
 			require.NoError(t, err)
+			db.fileRows = int64(1 + seed%3*20) // flushes write several files in parallel
 			defer func() {
 				if db != nil {
 					_ = db.Close()
@@ -180,6 +183,7 @@ func TestStorageMatchesModel(t *testing.T) {
 					require.NoError(t, db.Close(), what)
 					db, err = Open(dir, opts)
 					require.NoError(t, err, what)
+					db.fileRows = int64(1 + seed%3*20)
 				default: // insert
 					name := pick(rng, m.types)
 					ty := m.types[name]
@@ -527,4 +531,47 @@ func TestLaggingDeviceDoesNotRewriteOlderFiles(t *testing.T) {
 	rows := rowsOf(t, db, "A")
 	assert.Len(t, rows["behind"], 5)
 	assert.Equal(t, int64(7), rows["behind"][15]["k"])
+}
+
+func TestPlanFlushSplitsRowsEvenlyWithDisjointKeys(t *testing.T) {
+	mem := memtable.New(memtable.Options{})
+	write := func(dev string, from, n int) {
+		times := make([]int64, n)
+		for i := range times {
+			times[i] = int64(from + i)
+		}
+		require.NoError(t, mem.Chunk(1, dev).Write(&tablet.Tablet{Times: times}, nil))
+	}
+	write("a", 0, 100)
+	write("b", 0, 1000) // larger than a run's share: split by time
+	write("c", 500, 50)
+	snaps := map[string]memtable.Snapshot{}
+	for _, d := range []string{"a", "b", "c"} {
+		c, _ := mem.Lookup(1, d)
+		snaps[d] = c.Snapshot()
+	}
+	assert.Equal(t, [][]piece{{{"a", math.MinInt64, math.MaxInt64}, {"b", math.MinInt64, math.MaxInt64}, {"c", math.MinInt64, math.MaxInt64}}},
+		planFlush(snaps, nil, 4, 1<<20), "too few rows for more than one file")
+	parts := planFlush(snaps, nil, 3, 100)
+	require.Len(t, parts, 3)
+	// Every key in exactly one piece, pieces in key order, shares about even.
+	prevDev, prevEnd := "", int64(math.MinInt64)
+	for i, run := range parts {
+		rows := 0
+		for _, pc := range run {
+			if pc.device == prevDev {
+				assert.Equal(t, prevEnd, pc.start, "run %d: %s continues where it stopped", i, pc.device)
+			} else {
+				assert.Equal(t, int64(math.MinInt64), pc.start)
+				assert.Greater(t, pc.device, prevDev)
+			}
+			prevDev, prevEnd = pc.device, pc.end
+			cur := snaps[pc.device].Cursor(nil, pc.start, pc.end, 1<<20)
+			for b := cur.Next(); b != nil; b = cur.Next() {
+				rows += b.Rows()
+			}
+		}
+		assert.InDelta(t, 383, rows, 60, "run %d", i)
+	}
+	assert.Equal(t, int64(math.MaxInt64), prevEnd)
 }

@@ -215,6 +215,12 @@ func (f *File) DeviceTimes(device string) (first, last int64, ok bool) {
 	return f.spans[i][0], f.spans[i][1], true
 }
 
+// DeviceRows returns the number of rows of device in the file.
+func (f *File) DeviceRows(device string) int64 {
+	lo, hi := f.device(device)
+	return hi - lo
+}
+
 // device returns the file rows [lo, hi) of device (empty if absent).
 func (f *File) device(device string) (lo, hi int64) {
 	i := sort.SearchStrings(f.devices, device)
