@@ -33,33 +33,12 @@ func sample() *Tablet {
 	}
 }
 
-// cell reads row i of c as a comparable value (nil for null).
-func cell(c *Column, i int) any {
-	if !c.Valid(i) {
-		return nil
-	}
-	switch c.Type {
-	case schema.Int64, schema.Timestamp:
-		return c.Int64(i)
-	case schema.Int32, schema.Date:
-		return c.Int32(i)
-	case schema.Double:
-		return c.Double(i)
-	case schema.Float:
-		return c.Float(i)
-	case schema.Boolean:
-		return c.Bool(i)
-	default:
-		return string(c.Bytes(i))
-	}
-}
-
 func table(t *Tablet) [][]any {
 	out := make([][]any, t.Rows())
 	for i := range out {
 		out[i] = []any{t.Times[i]}
 		for j := range t.Columns {
-			out[i] = append(out[i], cell(&t.Columns[j], i))
+			out[i] = append(out[i], t.Columns[j].Value(i))
 		}
 	}
 	return out
