@@ -21,12 +21,13 @@
 // Options.MemtableBudget, the commit that passed it hands it over: it
 // becomes immutable and a fresh memtable takes writes at once, and a
 // background goroutine flushes it: per type, the rows sorted by (device,
-// time), equal keys merged, into one new Parquet file, merged with every
-// older file whose keys it may overlap (their time and device bounds), and
-// with any file holding a column whose name a new property now has. One
-// Delta commit per type adds the new file and removes the merged ones, so
-// a table never holds a key twice and a dropped property's values never
-// come back under its name. Then a checkpoint writes the catalog as it was
+// time), equal keys merged, into new Parquet files (one, or up to
+// GOMAXPROCS written in parallel for a large flush, split by key range),
+// merged with every older file where a device's new rows fall within that
+// device's time span there, and with any file holding a column whose name
+// a new property now has. One Delta commit per type adds the new files and
+// removes the merged ones, so a table never holds a key twice and a
+// dropped property's values never come back under its name. Then a checkpoint writes the catalog as it was
 // at the hand-over, then the manifest, then deletes the log segments the
 // flush covers. Back-pressure: a commit waits while the live memtable is
 // over budget and the previous one is still being flushed, so at most two

@@ -402,9 +402,10 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 // flushBatchRows is the batch size of the merges a flush runs.
 const flushBatchRows = 16384
 
-// flushType writes the rows of type ty that imm holds into one new
-// Parquet file and commits it to the type's Delta log. Files whose keys
-// may overlap the new rows are merged into the new file and removed in the
+// flushType writes the rows of type ty that imm holds into new Parquet
+// files (see planFlush) and commits them to the type's Delta log. Files
+// whose keys may overlap the new rows are merged into the new ones and
+// removed in the
 // same commit, so no (device, time) key is in two files; so are files
 // holding a column whose name now belongs to another property (a dropped
 // property's data must not come back under a new property of its name).
