@@ -405,8 +405,8 @@ const flushBatchRows = 16384
 // flushType writes the rows of type ty that imm holds into new Parquet
 // files (see planFlush) and commits them to the type's Delta log. Files
 // whose keys may overlap the new rows are merged into the new ones and
-// removed in the
-// same commit, so no (device, time) key is in two files; so are files
+// removed in the same commit, so no (device, time) key is in two files;
+// so are files
 // holding a column whose name now belongs to another property (a dropped
 // property's data must not come back under a new property of its name).
 func (db *DB) flushType(ty *schema.Type, imm *immutable) error {
