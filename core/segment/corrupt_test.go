@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,11 +31,28 @@ func corruptFixture(t *testing.T) (path string, size int64, data map[string][]ro
 	return path, info.Size, data
 }
 
-// readDevices reads every device of f, or returns the first error.
+// readDevices reads every device of f, or returns the first error, with
+// a Cursor per device and again with a Scanner; both must agree.
 func readDevices(f *File, devices []string) (map[string][]row, error) {
+	byCursor, err := readDevicesWith(devices, func(d string) batchReader { return f.Read(d, allTypes, math.MinInt64, math.MaxInt64, 0) })
+	if err != nil {
+		return nil, err
+	}
+	sc := f.Scanner(allTypes)
+	byScanner, err := readDevicesWith(devices, func(d string) batchReader { return sc.Read(d, math.MinInt64, math.MaxInt64, 0) })
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(byCursor, byScanner) {
+		return nil, errors.New("cursor and scanner disagree")
+	}
+	return byCursor, nil
+}
+
+func readDevicesWith(devices []string, read func(string) batchReader) (map[string][]row, error) {
 	out := map[string][]row{}
 	for _, d := range devices {
-		c := f.Read(d, allTypes, math.MinInt64, math.MaxInt64, 0)
+		c := read(d)
 		for {
 			tb, err := c.Next()
 			if err != nil {

@@ -1,0 +1,342 @@
+package segment
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/bits"
+
+	"github.com/golang/snappy"
+)
+
+// A fast path for reading the column chunks this package writes most: a
+// fixed-width column (INT32, INT64, FLOAT, DOUBLE, DATE, TIMESTAMP and the
+// time column) in PLAIN-encoded version 1 data pages. The Parquet
+// library's reader copies each chunk twice and each page into a fresh
+// buffer before decompressing it into another, and expands definition
+// levels into an int16 a row; here a chunk is read once into a reused
+// buffer (and checked against its CRC), each page decompressed into a
+// reused buffer, the levels decoded straight into a validity bitmap and
+// the values copied into place. Anything else (a dictionary page, another
+// encoding, version 2 pages) is left to the library: fastChunk reports it
+// cannot, and the caller falls back.
+
+// pageHeader is what fastChunk needs of a Parquet PageHeader.
+type pageHeader struct {
+	typ                      int32 // 0: DATA_PAGE
+	uncompressed, compressed int32
+	numValues                int32
+	encoding                 int32 // 0: PLAIN
+	defEncoding              int32 // 3: RLE
+	hasDataHeader            bool
+}
+
+// errNotFast: the chunk needs the Parquet library's reader.
+var errNotFast = errors.New("not a plain fixed-width chunk")
+
+// chunkReader holds a goroutine's reusable buffers.
+type chunkReader struct {
+	chunk, page []byte
+}
+
+// fastChunk decodes column j of row group g (rows rows) into vals (rows ×
+// width bytes, little endian) and valid (a bitmap of rows bits, all zero
+// on entry); optional says whether the column has definition levels. It
+// returns the number of nulls. errNotFast means nothing was decoded.
+func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional bool, rows int, vals, valid []byte) (int, error) {
+	c := g.chunks[j]
+	if int64(cap(r.chunk)) < c.length {
+		r.chunk = make([]byte, c.length)
+	}
+	buf := r.chunk[:c.length]
+	if _, err := f.f.ReadAt(buf, c.offset); err != nil {
+		return 0, fmt.Errorf("read column chunk at %d: %w", c.offset, err)
+	}
+	if crc32.Checksum(buf, castagnoli) != c.crc {
+		return 0, fmt.Errorf("column chunk at %d: checksum mismatch", c.offset)
+	}
+	row, nulls := 0, 0
+	for row < rows {
+		h, n, err := parsePageHeader(buf)
+		if err != nil {
+			return 0, err
+		}
+		if !h.hasDataHeader || h.typ != 0 || h.encoding != 0 || optional && h.defEncoding != 3 {
+			if row == 0 {
+				return 0, errNotFast
+			}
+			return 0, fmt.Errorf("page of type %d, encoding %d after plain pages", h.typ, h.encoding)
+		}
+		buf = buf[n:]
+		if h.compressed < 0 || int(h.compressed) > len(buf) || h.uncompressed < 0 || h.numValues < 0 || int(h.numValues) > rows-row {
+			return 0, fmt.Errorf("bad page sizes (%d, %d, %d values)", h.compressed, h.uncompressed, h.numValues)
+		}
+		if cap(r.page) < int(h.uncompressed) {
+			r.page = make([]byte, h.uncompressed)
+		}
+		page, err := snappy.Decode(r.page[:cap(r.page)], buf[:h.compressed])
+		if err != nil {
+			return 0, fmt.Errorf("snappy: %w", err)
+		}
+		if len(page) != int(h.uncompressed) {
+			return 0, fmt.Errorf("page decompressed to %d bytes, header says %d", len(page), h.uncompressed)
+		}
+		buf = buf[h.compressed:]
+		k := int(h.numValues)
+		present := k
+		if optional {
+			if len(page) < 4 {
+				return 0, errors.New("page too short for its levels")
+			}
+			l := int(binary.LittleEndian.Uint32(page))
+			if l > len(page)-4 {
+				return 0, errors.New("definition levels past the page")
+			}
+			if present, err = decodeLevels(page[4:4+l], valid, row, k); err != nil {
+				return 0, err
+			}
+			page = page[4+l:]
+		} else {
+			setByteBits(valid, row, row+k)
+		}
+		if len(page) < present*width {
+			return 0, fmt.Errorf("page holds %d bytes for %d values", len(page), present)
+		}
+		if present == k {
+			copy(vals[row*width:], page[:k*width])
+		} else {
+			spreadBytes(vals[row*width:(row+k)*width], page[:present*width], valid, row, width)
+		}
+		nulls += k - present
+		row += k
+	}
+	return nulls, nil
+}
+
+// spreadBytes copies the dense values src to the rows of dst (whose first
+// row is row first) that valid marks present.
+func spreadBytes(dst, src, valid []byte, first, width int) {
+	k := 0
+	for i := 0; i*width < len(dst); i++ {
+		b := first + i
+		if valid[b>>3]&(1<<(b&7)) != 0 {
+			copy(dst[i*width:(i+1)*width], src[k*width:(k+1)*width])
+			k++
+		}
+	}
+}
+
+// setByteBits sets bits [from, to) of an LSB-first bitmap.
+func setByteBits(b []byte, from, to int) {
+	for ; from < to && from&7 != 0; from++ {
+		b[from>>3] |= 1 << (from & 7)
+	}
+	for ; from+8 <= to; from += 8 {
+		b[from>>3] = 0xff
+	}
+	for ; from < to; from++ {
+		b[from>>3] |= 1 << (from & 7)
+	}
+}
+
+// decodeLevels decodes n definition levels of bit width 1 (the
+// RLE/bit-packed hybrid) into valid from bit at on, and returns how many
+// are 1.
+func decodeLevels(src, valid []byte, at, n int) (int, error) {
+	present, done := 0, 0
+	for done < n {
+		h, k := binary.Uvarint(src)
+		if k <= 0 {
+			return 0, errors.New("bad definition level run header")
+		}
+		src = src[k:]
+		if h&1 == 0 { // a run of one value
+			count := int(min(h>>1, uint64(n-done)))
+			if len(src) < 1 || src[0] > 1 {
+				return 0, errors.New("bad definition level run")
+			}
+			if src[0] == 1 {
+				setByteBits(valid, at+done, at+done+count)
+				present += count
+			}
+			src = src[1:]
+			done += count
+			continue
+		}
+		groups := int(h >> 1) // of 8 values, one byte each at bit width 1
+		if groups > len(src) {
+			return 0, errors.New("definition levels past the page")
+		}
+		for _, v := range src[:groups] {
+			take := min(8, n-done)
+			v &= byte(1<<take - 1)
+			present += bits.OnesCount8(v)
+			pos := at + done
+			valid[pos>>3] |= v << (pos & 7)
+			if pos&7 != 0 && pos>>3+1 < len(valid) {
+				valid[pos>>3+1] |= v >> (8 - pos&7)
+			}
+			done += take
+			if done == n {
+				break
+			}
+		}
+		src = src[groups:]
+	}
+	return present, nil
+}
+
+// parsePageHeader reads a Thrift compact-protocol PageHeader: the fields
+// fastChunk needs, skipping the rest. It returns the header's length.
+func parsePageHeader(b []byte) (pageHeader, int, error) {
+	r := compact{b: b}
+	var h pageHeader
+	var last int16
+	for {
+		id, typ := r.field(&last)
+		if typ == 0 || r.err != nil {
+			break
+		}
+		switch {
+		case id == 1 && typ == 5:
+			h.typ = r.i32()
+		case id == 2 && typ == 5:
+			h.uncompressed = r.i32()
+		case id == 3 && typ == 5:
+			h.compressed = r.i32()
+		case id == 5 && typ == 12: // DataPageHeader
+			h.hasDataHeader = true
+			var last2 int16
+			for {
+				id2, typ2 := r.field(&last2)
+				if typ2 == 0 || r.err != nil {
+					break
+				}
+				switch {
+				case id2 == 1 && typ2 == 5:
+					h.numValues = r.i32()
+				case id2 == 2 && typ2 == 5:
+					h.encoding = r.i32()
+				case id2 == 3 && typ2 == 5:
+					h.defEncoding = r.i32()
+				default:
+					r.skip(typ2, 0)
+				}
+			}
+		default:
+			r.skip(typ, 0)
+		}
+	}
+	if r.err != nil {
+		return h, 0, fmt.Errorf("page header: %w", r.err)
+	}
+	return h, r.off, nil
+}
+
+// compact reads the Thrift compact protocol.
+type compact struct {
+	b   []byte
+	off int
+	err error
+}
+
+var errThrift = errors.New("bad Thrift encoding")
+
+func (r *compact) byte() byte {
+	if r.off >= len(r.b) {
+		r.err = errThrift
+		return 0
+	}
+	r.off++
+	return r.b[r.off-1]
+}
+
+func (r *compact) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b[min(r.off, len(r.b)):])
+	if n <= 0 {
+		r.err = errThrift
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+func (r *compact) i32() int32 {
+	v := r.uvarint()
+	return int32(uint32(v>>1) ^ -uint32(v&1))
+}
+
+// field reads a field header: its id (from the previous one, *last) and
+// type; type 0 is the end of the struct.
+func (r *compact) field(last *int16) (int16, byte) {
+	h := r.byte()
+	typ := h & 0x0f
+	if typ == 0 {
+		return 0, 0
+	}
+	if d := int16(h >> 4); d != 0 {
+		*last += d
+	} else {
+		v := r.uvarint()
+		*last = int16(uint16(v>>1) ^ -uint16(v&1))
+	}
+	return *last, typ
+}
+
+// skip skips a value of compact type typ.
+func (r *compact) skip(typ byte, depth int) {
+	if depth > 16 {
+		r.err = errThrift
+		return
+	}
+	switch typ {
+	case 1, 2: // booleans live in the type
+	case 3:
+		r.byte()
+	case 4, 5, 6:
+		r.uvarint()
+	case 7:
+		r.off += 8
+	case 8:
+		n := r.uvarint()
+		if n > uint64(len(r.b)-min(r.off, len(r.b))) {
+			r.err = errThrift
+			return
+		}
+		r.off += int(n)
+	case 9, 10:
+		h := r.byte()
+		n := uint64(h >> 4)
+		if n == 15 {
+			n = r.uvarint()
+		}
+		for i := uint64(0); i < n && r.err == nil; i++ {
+			r.skip(h&0x0f, depth+1)
+		}
+	case 11:
+		n := r.uvarint()
+		if n == 0 {
+			return
+		}
+		kv := r.byte()
+		for i := uint64(0); i < n && r.err == nil; i++ {
+			r.skip(kv>>4, depth+1)
+			r.skip(kv&0x0f, depth+1)
+		}
+	case 12:
+		var last int16
+		for r.err == nil {
+			_, t := r.field(&last)
+			if t == 0 {
+				return
+			}
+			r.skip(t, depth+1)
+		}
+	default:
+		r.err = errThrift
+	}
+	if r.off > len(r.b) {
+		r.err = errThrift
+	}
+}
