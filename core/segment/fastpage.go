@@ -37,14 +37,16 @@ var errNotFast = errors.New("not a plain fixed-width chunk")
 
 // chunkReader holds a goroutine's reusable buffers.
 type chunkReader struct {
-	chunk, page []byte
+	chunk, page, levels []byte
 }
 
-// fastChunk decodes column j of row group g (rows rows) into vals (rows ×
-// width bytes, little endian) and valid (a bitmap of rows bits, all zero
-// on entry); optional says whether the column has definition levels. It
-// returns the number of nulls. errNotFast means nothing was decoded.
-func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional bool, rows int, vals, valid []byte) (int, error) {
+// fastChunk decodes rows [lo, hi) of column j of row group g (rows rows)
+// into vals ((hi-lo) × width bytes, little endian) and valid (a bitmap of
+// hi-lo bits, all zero on entry); optional says whether the column has
+// definition levels. Pages wholly outside [lo, hi) are skipped without
+// being decompressed. It returns the number of nulls. errNotFast means
+// nothing was decoded.
+func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional bool, rows, lo, hi int, vals, valid []byte) (int, error) {
 	c := g.chunks[j]
 	if int64(cap(r.chunk)) < c.length {
 		r.chunk = make([]byte, c.length)
@@ -57,7 +59,7 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 		return 0, fmt.Errorf("column chunk at %d: checksum mismatch", c.offset)
 	}
 	row, nulls := 0, 0
-	for row < rows {
+	for row < rows && row < hi {
 		h, n, err := parsePageHeader(buf)
 		if err != nil {
 			return 0, err
@@ -69,8 +71,14 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 			return 0, fmt.Errorf("page of type %d, encoding %d after plain pages", h.typ, h.encoding)
 		}
 		buf = buf[n:]
-		if h.compressed < 0 || int(h.compressed) > len(buf) || h.uncompressed < 0 || h.numValues < 0 || int(h.numValues) > rows-row {
+		if h.compressed < 0 || int(h.compressed) > len(buf) || h.uncompressed < 0 || h.numValues <= 0 || int(h.numValues) > rows-row {
 			return 0, fmt.Errorf("bad page sizes (%d, %d, %d values)", h.compressed, h.uncompressed, h.numValues)
+		}
+		k := int(h.numValues)
+		if row+k <= lo { // before the window: not even decompressed
+			buf = buf[h.compressed:]
+			row += k
+			continue
 		}
 		if cap(r.page) < int(h.uncompressed) {
 			r.page = make([]byte, h.uncompressed)
@@ -83,48 +91,68 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 			return 0, fmt.Errorf("page decompressed to %d bytes, header says %d", len(page), h.uncompressed)
 		}
 		buf = buf[h.compressed:]
-		k := int(h.numValues)
-		present := k
-		if optional {
-			if len(page) < 4 {
-				return 0, errors.New("page too short for its levels")
+		// This page's rows [a, b) are in the window.
+		a, b := max(lo, row)-row, min(hi, row+k)-row
+		if !optional {
+			if len(page) < k*width {
+				return 0, fmt.Errorf("page holds %d bytes for %d values", len(page), k)
 			}
-			l := int(binary.LittleEndian.Uint32(page))
-			if l > len(page)-4 {
-				return 0, errors.New("definition levels past the page")
-			}
-			if present, err = decodeLevels(page[4:4+l], valid, row, k); err != nil {
-				return 0, err
-			}
-			page = page[4+l:]
-		} else {
-			setByteBits(valid, row, row+k)
+			copy(vals[(row+a-lo)*width:], page[a*width:b*width])
+			setByteBits(valid, row+a-lo, row+b-lo)
+			row += k
+			continue
 		}
+		if len(page) < 4 {
+			return 0, errors.New("page too short for its levels")
+		}
+		l := int(binary.LittleEndian.Uint32(page))
+		if l > len(page)-4 {
+			return 0, errors.New("definition levels past the page")
+		}
+		r.levels = grow(r.levels, (k+7)/8)
+		clear(r.levels)
+		present, err := decodeLevels(page[4:4+l], r.levels, 0, k)
+		if err != nil {
+			return 0, err
+		}
+		page = page[4+l:]
 		if len(page) < present*width {
 			return 0, fmt.Errorf("page holds %d bytes for %d values", len(page), present)
 		}
 		if present == k {
-			copy(vals[row*width:], page[:k*width])
+			copy(vals[(row+a-lo)*width:], page[a*width:b*width])
+			setByteBits(valid, row+a-lo, row+b-lo)
 		} else {
-			spreadBytes(vals[row*width:(row+k)*width], page[:present*width], valid, row, width)
+			dense := onesBefore(r.levels, a)
+			for i := a; i < b; i++ {
+				if r.levels[i>>3]&(1<<(i&7)) == 0 {
+					nulls++
+					continue
+				}
+				out := row + i - lo
+				copy(vals[out*width:(out+1)*width], page[dense*width:(dense+1)*width])
+				valid[out>>3] |= 1 << (out & 7)
+				dense++
+			}
 		}
-		nulls += k - present
 		row += k
+	}
+	if row < min(hi, rows) {
+		return 0, fmt.Errorf("chunk ends at row %d of %d", row, rows)
 	}
 	return nulls, nil
 }
 
-// spreadBytes copies the dense values src to the rows of dst (whose first
-// row is row first) that valid marks present.
-func spreadBytes(dst, src, valid []byte, first, width int) {
-	k := 0
-	for i := 0; i*width < len(dst); i++ {
-		b := first + i
-		if valid[b>>3]&(1<<(b&7)) != 0 {
-			copy(dst[i*width:(i+1)*width], src[k*width:(k+1)*width])
-			k++
-		}
+// onesBefore counts the set bits of bitmap b before bit n.
+func onesBefore(b []byte, n int) int {
+	c := 0
+	for _, v := range b[:n>>3] {
+		c += bits.OnesCount8(v)
 	}
+	if n&7 != 0 {
+		c += bits.OnesCount8(b[n>>3] & byte(1<<(n&7)-1))
+	}
+	return c
 }
 
 // setByteBits sets bits [from, to) of an LSB-first bitmap.

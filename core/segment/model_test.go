@@ -23,7 +23,7 @@ func TestRandomAgainstModel(t *testing.T) {
 				cols[i] = Column{ID: schema.PropertyID(100 + i), Name: fmt.Sprintf("c%d", i), Type: schema.PropertyType(1 + rng.Intn(9))}
 			}
 			l := Layout{TimeUnit: []string{"", "s", "ms", "us", "ns"}[rng.Intn(5)], Columns: cols}
-			opts := WriterOptions{RowGroupRows: 1 + rng.Intn(40), RowGroupBytes: int64(50 + rng.Intn(3000))}
+			opts := WriterOptions{RowGroupRows: 1 + rng.Intn(40), RowGroupBytes: int64(50 + rng.Intn(3000)), PageBytes: int64(8 + rng.Intn(200))}
 			model := map[string][]row{}
 			for d := rng.Intn(8); d > 0; d-- {
 				dev := fmt.Sprintf("dev-%d", rng.Intn(20))
@@ -98,4 +98,31 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// TestSmallPagesAreSkipped: with small pages, a chunk has many, and a
+// time range in the middle reads through fastChunk's page skipping the
+// same rows as a whole-group read.
+func TestSmallPagesAreSkipped(t *testing.T) {
+	cols := []Column{{ID: 1, Name: "v", Type: schema.Double}, {ID: 2, Name: "w", Type: schema.Int32}}
+	data := map[string][]row{"a": makeRows(cols, 3000, 0, 2, patterns["between"]), "b": makeRows(cols, 500, 0, 1, patterns["none"])}
+	f, _ := writeFile(t, Layout{Columns: cols}, WriterOptions{PageBytes: 256}, data, 3000, 0)
+	g := &f.groups[0]
+	pages, buf := 0, make([]byte, g.chunks[2].length)
+	_, err := f.f.ReadAt(buf, g.chunks[2].offset)
+	require.NoError(t, err)
+	for len(buf) > 0 {
+		h, n, err := parsePageHeader(buf)
+		require.NoError(t, err)
+		buf = buf[n+int(h.compressed):]
+		pages++
+	}
+	require.Greater(t, pages, 10, "pages in the chunk")
+	for _, r := range [][2]int64{{1000, 1100}, {0, 7}, {5990, 6000}, {2001, 2003}, {3000, 9000}} {
+		sc := f.Scanner(cols)
+		for _, d := range []string{"a", "b"} {
+			got := readAll(t, sc.Read(d, r[0], r[1], 50), cols, 50)
+			require.Equal(t, project(data[d], []int{0, 1}, r[0], r[1]), got, "%s [%d, %d)", d, r[0], r[1])
+		}
+	}
 }

@@ -24,12 +24,13 @@ import (
 // device's rows each time). Memory: one decoded row group. Not safe for
 // concurrent use; batches it returned stay valid after it moves on.
 type Scanner struct {
-	f     *File
-	cols  []Column
-	src   []int
-	pr    *file.Reader
-	rg    int            // the decoded row group, -1 when none
-	group *tablet.Tablet // its rows: times and cols
+	f      *File
+	cols   []Column
+	src    []int
+	pr     *file.Reader
+	rg     int            // the decoded row group, -1 when none
+	group  *tablet.Tablet // its rows: times and cols
+	reader chunkReader    // buffers of window reads
 }
 
 // Scanner returns a scanner of cols (matched to the file's columns by ID
@@ -54,6 +55,15 @@ func (s *Scanner) Read(device string, start, end int64, batchRows int) *GroupCur
 		batchRows = defaultBatchRows
 	}
 	g := &GroupCursor{s: s, start: start, end: end, batch: batchRows}
+	// A time range reads only the pages it needs, when every column
+	// allows it (fixed width); a whole device, or strings, read whole
+	// row groups, decoded once for all the devices they hold.
+	g.window = start != math.MinInt64 || end != math.MaxInt64
+	for j, col := range s.cols {
+		if s.src[j] >= 0 && tablet.Width(col.Type) == 0 {
+			g.window = false
+		}
+	}
 	first, last, ok := s.f.DeviceTimes(device)
 	if !ok || start >= end || last < start || first >= end {
 		g.done = true
@@ -75,6 +85,9 @@ type GroupCursor struct {
 	pos        int64 // next file row
 	rg         int
 	done       bool
+	window     bool           // decode only the rows of the time range (see Read)
+	pend       *tablet.Tablet // rows read by a window not yet returned
+	pendPast   bool           // the window's rows reached end: nothing follows pend
 }
 
 // Next returns the next batch (sharing the decoded row group's memory,
@@ -82,6 +95,15 @@ type GroupCursor struct {
 func (g *GroupCursor) Next() (*tablet.Tablet, error) {
 	groups := g.s.f.groups
 	for !g.done {
+		if g.pend != nil {
+			t := g.pend
+			if t.Rows() > g.batch {
+				g.pend = t.Slice(g.batch, t.Rows())
+				return t.Slice(0, g.batch), nil
+			}
+			g.pend, g.done = nil, g.pendPast
+			return t, nil
+		}
 		if g.rg >= len(groups) || groups[g.rg].first >= g.hi {
 			g.done = true
 			break
@@ -97,13 +119,30 @@ func (g *GroupCursor) Next() (*tablet.Tablet, error) {
 			g.pos = max(g.pos, gend)
 			continue
 		}
+		from, to := int(g.pos-grp.first), int(min(g.hi, gend)-grp.first)
+		if g.window {
+			t, past, err := g.s.window(g.rg, from, to, g.start, g.end)
+			if err == nil {
+				g.pos = grp.first + int64(to)
+				if t.Rows() > 0 {
+					g.pend, g.pendPast = t, past
+				} else if past {
+					g.done = true
+				}
+				continue
+			}
+			if !errors.Is(err, errNotFast) {
+				g.done = true
+				return nil, err
+			}
+			g.window = false // a column the fast path cannot read
+		}
 		t, err := g.s.decode(g.rg)
 		if err != nil {
 			g.done = true
 			return nil, err
 		}
 		// The device's rows here, then the time range by binary search.
-		from, to := int(g.pos-grp.first), int(min(g.hi, gend)-grp.first)
 		times := t.Times[from:to]
 		lo := from + sort.Search(len(times), func(i int) bool { return times[i] >= g.start })
 		hi := from + sort.Search(len(times), func(i int) bool { return times[i] >= g.end })
@@ -122,6 +161,57 @@ func (g *GroupCursor) Next() (*tablet.Tablet, error) {
 		return t.Slice(lo, stop), nil
 	}
 	return nil, nil
+}
+
+// window reads the rows [from, to) of row group rg (relative to it) whose
+// time is in [start, end), decoding only the pages that hold them: first
+// those of the time column, then, once the range is found, those of each
+// column. past says that rows at or after end follow. errNotFast: a
+// column needs the Parquet library's reader.
+func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, past bool, err error) {
+	defer func() {
+		if r := recover(); r != nil { // bounds checks on garbage
+			t, err = nil, s.f.corrupt("decoding a row group", fmt.Errorf("%v", r))
+		}
+	}()
+	grp := &s.f.groups[rg]
+	n := int(grp.rows)
+	times := make([]int64, to-from)
+	tvals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*len(times))
+	if _, err := s.f.fastChunk(&s.reader, grp, 1, 8, false, n, from, to, tvals, make([]byte, (to-from+7)/8)); err != nil {
+		return nil, false, s.wrapFast(err)
+	}
+	lo := sort.Search(len(times), func(i int) bool { return times[i] >= start })
+	hi := sort.Search(len(times), func(i int) bool { return times[i] >= end })
+	past = hi < len(times)
+	t = &tablet.Tablet{Times: times[lo:hi:hi], Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}
+	k := hi - lo
+	for j, col := range s.cols {
+		out := tablet.Column{Name: col.Name, Type: col.Type}
+		if s.src[j] < 0 || k == 0 {
+			t.Columns[j] = nullColumn(out, k)
+			continue
+		}
+		out.Values = make([]byte, k*tablet.Width(col.Type))
+		valid := make([]byte, (k+7)/8)
+		nulls, err := s.f.fastChunk(&s.reader, grp, 2+s.src[j], tablet.Width(col.Type), true, n, from+lo, from+hi, out.Values, valid)
+		if err != nil {
+			return nil, false, s.wrapFast(err)
+		}
+		if nulls > 0 {
+			out.Validity = valid
+		}
+		t.Columns[j] = out
+	}
+	return t, past, nil
+}
+
+// wrapFast passes errNotFast on and makes any other error corruption.
+func (s *Scanner) wrapFast(err error) error {
+	if errors.Is(err, errNotFast) {
+		return err
+	}
+	return s.f.corrupt("decoding a row group", err)
 }
 
 // decode returns row group rg's times and projected columns, decoding them
@@ -157,14 +247,14 @@ func (s *Scanner) decode(rg int) (t *tablet.Tablet, err error) {
 	one := func(r *chunkReader, task int) error {
 		if task < 0 {
 			vals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*n)
-			_, err := s.f.fastChunk(r, grp, 1, 8, false, n, vals, make([]byte, (n+7)/8))
+			_, err := s.f.fastChunk(r, grp, 1, 8, false, n, 0, n, vals, make([]byte, (n+7)/8))
 			return err
 		}
 		col := &t.Columns[task]
 		w := tablet.Width(col.Type)
 		col.Values = make([]byte, w*n)
 		valid := make([]byte, (n+7)/8)
-		nulls, err := s.f.fastChunk(r, grp, 2+s.src[task], w, true, n, col.Values, valid)
+		nulls, err := s.f.fastChunk(r, grp, 2+s.src[task], w, true, n, 0, n, col.Values, valid)
 		if nulls > 0 {
 			col.Validity = valid
 		}

@@ -22,6 +22,7 @@ type WriterOptions struct {
 	RowGroupRows  int   // rows per row group at most; default 16384
 	RowGroupBytes int64 // values bytes buffered per row group at most (so a 10,000-column type gets small row groups); default 32 MiB
 	Sync          bool  // fsync the file before the rename and the directory after it
+	PageBytes     int64 // data page size in bytes, about; default 8 KiB
 }
 
 const (
@@ -95,6 +96,9 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 	if err := l.validate(); err != nil {
 		return nil, err
 	}
+	if opts.PageBytes <= 0 {
+		opts.PageBytes = 8 << 10
+	}
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = defaultRowGroupRows
 	}
@@ -133,6 +137,11 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithCreatedBy("arcadego (parquet-go version 17.0.0)"),
 		parquet.WithMaxRowGroupLength(int64(opts.RowGroupRows)),
+		// Small pages: a time range decodes only the pages holding it
+		// (fastChunk skips the others without decompressing them).
+		parquet.WithDataPageSize(opts.PageBytes),
+		// Pages are cut between write batches: keep them as small.
+		parquet.WithBatchSize(max(1, min(1024, opts.PageBytes/8))),
 		// Dictionaries only where values repeat: the device (runs of one
 		// name) and strings (statuses, labels). The v17 dictionary
 		// encoders box every value in an interface (an allocation per
