@@ -7,12 +7,12 @@
 //
 // A file holds rows keyed by (device, time), sorted by device then time,
 // each key once, in row groups of at most WriterOptions.RowGroupRows rows
-// (16,384 by default) and about RowGroupBytes value bytes. A row group is
-// the unit a read decodes (this Parquet library writes no page index), so
-// it is kept small enough that a 1% time range of a large device decodes
-// a few, and a new device starts a new row group once the current one is
-// a quarter full: small devices share row groups, large ones get their
-// own, whose time bounds then prune within the device.
+// (16,384 by default) and about RowGroupBytes value bytes, in data pages
+// of about 8 KiB. A new device starts a new row group once the current one
+// is a quarter full: small devices share row groups, large ones get their
+// own, whose time bounds then prune within the device. Within a row group,
+// a time range reads only the pages holding it (Scanner, through
+// fastChunk), since this Parquet library writes no page index.
 // Columns, all Snappy-compressed (not zstd: the v17 zstd codec allocates
 // GOMAXPROCS encoders per page, 11.5 GB for 2,000 columns):
 //
