@@ -113,15 +113,33 @@ func (db *DB) openTable(id schema.TypeID) (*table, error) {
 	if _, err := dt.RemoveStrays(); err != nil {
 		return nil, fmt.Errorf("open %q: %w", db.path, err)
 	}
-	for _, a := range dt.Files() {
-		f, err := segment.Open(filepath.Join(dir, a.Path), a.Size)
-		if err != nil {
-			t.release()
-			return nil, fmt.Errorf("open %q: %w", db.path, err)
-		}
-		df := &dataFile{File: f, name: a.Path, size: a.Size}
-		df.refs.Store(1)
-		t.files = append(t.files, df)
+	// Parsing the Parquet footers is most of a reopen: in parallel.
+	adds := dt.Files()
+	t.files = make([]*dataFile, len(adds))
+	errs := make([]error, len(adds))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(adds)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(adds); i = int(next.Add(1) - 1) {
+				a := adds[i]
+				f, err := segment.Open(filepath.Join(dir, a.Path), a.Size)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				t.files[i] = &dataFile{File: f, name: a.Path, size: a.Size}
+				t.files[i].refs.Store(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.files = slices.DeleteFunc(t.files, func(f *dataFile) bool { return f == nil })
+		t.release()
+		return nil, fmt.Errorf("open %q: %w", db.path, err)
 	}
 	return t, nil
 }
