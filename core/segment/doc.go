@@ -64,9 +64,10 @@
 // equal to the Parquet statistics).
 //
 // Dictionary encoding is used for device and STRING columns only, and
-// Parquet column statistics are written for device, time and the first
-// 30 properties only (the v17 encoders and statistics cost an allocation
-// per value, or several per column, which dominates wide row groups).
+// Parquet row-group statistics are written for device and time only (the
+// v17 dictionary encoders box every value; reading per-row-group min and
+// max values was half of a reopen; the Delta log has the properties'
+// statistics per file).
 //
 // Statistics for Delta (FileInfo.Stats) cover device, time and the first
 // 30 properties (Delta indexes 32 columns by default); see statsJSON for
