@@ -386,6 +386,12 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	var dropped []*table
+	// Types flush in parallel: a type's flush is mostly waiting for its
+	// fsyncs (file, directory, Delta commit), which overlap.
+	var mu sync.Mutex // guards imm.done and firstErr
+	var firstErr error
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, flushTypesAtOnce)
 	for _, id := range ids {
 		if imm.done[id] {
 			continue
@@ -397,10 +403,24 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 			}
 			continue
 		}
-		if err := db.flushType(ty, imm); err != nil {
-			return err
-		}
-		imm.done[id] = true
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			err := db.flushType(ty, imm)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				imm.done[id] = true
+			} else if firstErr == nil {
+				firstErr = err
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
 	}
 	db.stateMu.Lock()
 	v = db.view.Load()
@@ -416,6 +436,9 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 	db.counters.flushes.Add(1)
 	return nil
 }
+
+// flushTypesAtOnce bounds the types a flush writes at the same time.
+const flushTypesAtOnce = 8
 
 // flushBatchRows is the batch size of the merges a flush runs.
 const flushBatchRows = 16384
