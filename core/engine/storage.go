@@ -392,6 +392,7 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 	var firstErr error
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, flushTypesAtOnce)
+	var todo []*schema.Type
 	for _, id := range ids {
 		if imm.done[id] {
 			continue
@@ -403,6 +404,9 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 			}
 			continue
 		}
+		todo = append(todo, ty)
+	}
+	for _, ty := range todo {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -412,7 +416,7 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
-				imm.done[id] = true
+				imm.done[ty.ID] = true
 			} else if firstErr == nil {
 				firstErr = err
 			}
