@@ -54,6 +54,7 @@
 //	                  varint first time, uvarint last minus first time
 //	arcadego.chunks   per row group: rows, min and max time, and per column
 //	                  chunk its length and CRC-32C (chunks are contiguous from byte 4)
+//	                  and per page its length, values and CRC-32C: a page index
 //	arcadego.crc      CRC-32C of the values above
 //
 // Open checks all of it against the Parquet footer, so a flipped footer

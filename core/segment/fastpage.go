@@ -15,8 +15,8 @@ import (
 // time column) in PLAIN-encoded version 1 data pages. The Parquet
 // library's reader copies each chunk twice and each page into a fresh
 // buffer before decompressing it into another, and expands definition
-// levels into an int16 a row; here a chunk is read once into a reused
-// buffer (and checked against its CRC), each page decompressed into a
+// levels into an int16 a row; here the pages needed are read once into a
+// reused buffer (and checked against their CRCs), each decompressed into a
 // reused buffer, the levels decoded straight into a validity bitmap and
 // the values copied into place. Anything else (a dictionary page, another
 // encoding, version 2 pages) is left to the library: fastChunk reports it
@@ -43,29 +43,56 @@ type chunkReader struct {
 // fastChunk decodes rows [lo, hi) of column j of row group g (rows rows)
 // into vals ((hi-lo) × width bytes, little endian) and valid (a bitmap of
 // hi-lo bits, all zero on entry); optional says whether the column has
-// definition levels. Pages wholly outside [lo, hi) are skipped without
-// being decompressed. It returns the number of nulls. errNotFast means
-// nothing was decoded.
+// definition levels. Only the pages holding [lo, hi) are read, by the
+// chunk table's page index, and each is checked against its CRC. It
+// returns the number of nulls. errNotFast means nothing was decoded.
 func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional bool, rows, lo, hi int, vals, valid []byte) (int, error) {
 	c := g.chunks[j]
-	if int64(cap(r.chunk)) < c.length {
-		r.chunk = make([]byte, c.length)
+	// The pages holding [lo, hi), by the page index: read and check only
+	// those (a dictionary page means the library's reader, below).
+	p0, p1, row0, off := 0, len(c.pages), 0, c.offset
+	for p0 < len(c.pages) && row0+int(c.pages[p0].values) <= lo {
+		if c.pages[p0].values == 0 {
+			return 0, errNotFast
+		}
+		row0 += int(c.pages[p0].values)
+		off += c.pages[p0].length
+		p0++
 	}
-	buf := r.chunk[:c.length]
-	if _, err := f.f.ReadAt(buf, c.offset); err != nil {
-		return 0, fmt.Errorf("read column chunk at %d: %w", c.offset, err)
+	p1 = p0
+	for end := row0; p1 < len(c.pages) && end < hi; p1++ {
+		if c.pages[p1].values == 0 {
+			return 0, errNotFast
+		}
+		end += int(c.pages[p1].values)
 	}
-	if crc32.Checksum(buf, castagnoli) != c.crc {
-		return 0, fmt.Errorf("column chunk at %d: checksum mismatch", c.offset)
+	var n int64
+	for _, pg := range c.pages[p0:p1] {
+		n += pg.length
 	}
-	row, nulls := 0, 0
+	if int64(cap(r.chunk)) < n {
+		r.chunk = make([]byte, n)
+	}
+	buf := r.chunk[:n]
+	if _, err := f.f.ReadAt(buf, off); err != nil {
+		return 0, fmt.Errorf("read column chunk pages at %d: %w", off, err)
+	}
+	for at, pg := range c.pages[p0:p1] {
+		b := buf[:pg.length]
+		if crc32.Checksum(b, castagnoli) != pg.crc {
+			return 0, fmt.Errorf("column chunk at %d, page %d: checksum mismatch", c.offset, p0+at)
+		}
+		buf = buf[pg.length:]
+	}
+	buf = r.chunk[:n]
+	row, nulls := row0, 0
 	for row < rows && row < hi {
 		h, n, err := parsePageHeader(buf)
 		if err != nil {
 			return 0, err
 		}
 		if !h.hasDataHeader || h.typ != 0 || h.encoding != 0 || optional && h.defEncoding != 3 {
-			if row == 0 {
+			if row == row0 {
 				return 0, errNotFast
 			}
 			return 0, fmt.Errorf("page of type %d, encoding %d after plain pages", h.typ, h.encoding)

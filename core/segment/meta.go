@@ -112,11 +112,25 @@ type rowGroup struct {
 type chunk struct {
 	offset, length int64 // offset is not stored
 	crc            uint32
+	pages          []page // the chunk's pages in order, their lengths summing to length
+}
+
+// page is what the chunk table says of one page of a column chunk: its
+// bytes (header and data), its values (rows; 0 for a dictionary page) and
+// the CRC-32C of its bytes, so that a read of a few pages of a chunk
+// checks what it reads without reading the whole chunk.
+type page struct {
+	length int64
+	values int64
+	crc    uint32
+	first  int64 // the time column only: the time of the page's first row
 }
 
 // encodeChunks: base64 of uvarint group count, then per group uvarint
-// rows, varint min and max time, and per column uvarint length and the
-// 4-byte little-endian CRC-32C of the chunk's bytes.
+// rows, varint min and max time, and per column uvarint length, the
+// 4-byte little-endian CRC-32C of the chunk's bytes, uvarint page count
+// and per page uvarint length, uvarint values and its CRC-32C, and for
+// the time column (column 1) varint the time of the page's first row.
 func encodeChunks(groups []rowGroup) string {
 	var b []byte
 	b = binary.AppendUvarint(b, uint64(len(groups)))
@@ -124,9 +138,18 @@ func encodeChunks(groups []rowGroup) string {
 		b = binary.AppendUvarint(b, uint64(g.rows))
 		b = binary.AppendVarint(b, g.minTime)
 		b = binary.AppendVarint(b, g.maxTime)
-		for _, c := range g.chunks {
+		for j, c := range g.chunks {
 			b = binary.AppendUvarint(b, uint64(c.length))
 			b = binary.LittleEndian.AppendUint32(b, c.crc)
+			b = binary.AppendUvarint(b, uint64(len(c.pages)))
+			for _, p := range c.pages {
+				b = binary.AppendUvarint(b, uint64(p.length))
+				b = binary.AppendUvarint(b, uint64(p.values))
+				b = binary.LittleEndian.AppendUint32(b, p.crc)
+				if j == 1 {
+					b = binary.AppendVarint(b, p.first)
+				}
+			}
 		}
 	}
 	return base64.StdEncoding.EncodeToString(b)
@@ -161,6 +184,27 @@ func decodeChunks(v string, columns int) ([]rowGroup, error) {
 			}
 			g.chunks[j] = chunk{offset: off, length: int64(l), crc: r.uint32()}
 			off += int64(l)
+			np := r.uvarint()
+			if np == 0 || np > l {
+				return nil, errors.New("chunk table: bad page count")
+			}
+			pages := make([]page, np)
+			var sumLen, sumValues uint64
+			for k := range pages {
+				pl, pv := r.uvarint(), r.uvarint()
+				if pl > l || pv > rows {
+					return nil, errors.New("chunk table: bad page")
+				}
+				pages[k] = page{length: int64(pl), values: int64(pv), crc: r.uint32()}
+				if j == 1 { // the time column
+					pages[k].first = r.varint()
+				}
+				sumLen, sumValues = sumLen+pl, sumValues+pv
+			}
+			if r.err == nil && (sumLen != l || sumValues != rows) {
+				return nil, errors.New("chunk table: pages do not add up to their chunk")
+			}
+			g.chunks[j].pages = pages
 		}
 		if r.err != nil {
 			break

@@ -24,13 +24,14 @@ import (
 // device's rows each time). Memory: one decoded row group. Not safe for
 // concurrent use; batches it returned stay valid after it moves on.
 type Scanner struct {
-	f      *File
-	cols   []Column
-	src    []int
-	pr     *file.Reader
-	rg     int            // the decoded row group, -1 when none
-	group  *tablet.Tablet // its rows: times and cols
-	reader chunkReader    // buffers of window reads
+	f       *File
+	cols    []Column
+	src     []int
+	pr      *file.Reader
+	rg      int            // the decoded row group, -1 when none
+	group   *tablet.Tablet // its rows: times and cols
+	reader  chunkReader    // buffers of window reads
+	readers []*chunkReader // per worker, for reads in parallel
 }
 
 // Scanner returns a scanner of cols (matched to the file's columns by ID
@@ -176,34 +177,100 @@ func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, 
 	}()
 	grp := &s.f.groups[rg]
 	n := int(grp.rows)
-	times := make([]int64, to-from)
+	// Narrow [from, to) by the time column's page index: a page that
+	// starts inside the device's rows at a time <= start has only later
+	// rows worth reading, one at a time >= end only rows past the range.
+	cut := to
+	row := 0
+	for _, pg := range grp.chunks[1].pages {
+		if row > from && row < to {
+			if pg.first <= start {
+				from = row
+			}
+			if pg.first >= end && row < cut {
+				cut = row
+			}
+		}
+		row += int(pg.values)
+	}
+	times := make([]int64, cut-from)
 	tvals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*len(times))
-	if _, err := s.f.fastChunk(&s.reader, grp, 1, 8, false, n, from, to, tvals, make([]byte, (to-from+7)/8)); err != nil {
+	if _, err := s.f.fastChunk(&s.reader, grp, 1, 8, false, n, from, cut, tvals, make([]byte, (cut-from+7)/8)); err != nil {
 		return nil, false, s.wrapFast(err)
 	}
 	lo := sort.Search(len(times), func(i int) bool { return times[i] >= start })
 	hi := sort.Search(len(times), func(i int) bool { return times[i] >= end })
-	past = hi < len(times)
+	past = hi < len(times) || cut < to
 	t = &tablet.Tablet{Times: times[lo:hi:hi], Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}
 	k := hi - lo
-	for j, col := range s.cols {
+	one := func(r *chunkReader, j int) error {
+		col := s.cols[j]
 		out := tablet.Column{Name: col.Name, Type: col.Type}
 		if s.src[j] < 0 || k == 0 {
 			t.Columns[j] = nullColumn(out, k)
-			continue
+			return nil
 		}
 		out.Values = make([]byte, k*tablet.Width(col.Type))
 		valid := make([]byte, (k+7)/8)
-		nulls, err := s.f.fastChunk(&s.reader, grp, 2+s.src[j], tablet.Width(col.Type), true, n, from+lo, from+hi, out.Values, valid)
+		nulls, err := s.f.fastChunk(r, grp, 2+s.src[j], tablet.Width(col.Type), true, n, from+lo, from+hi, out.Values, valid)
 		if err != nil {
-			return nil, false, s.wrapFast(err)
+			return err
 		}
 		if nulls > 0 {
 			out.Validity = valid
 		}
 		t.Columns[j] = out
+		return nil
+	}
+	if err := s.each(len(s.cols), k*len(s.cols) >= windowParallel, one); err != nil {
+		return nil, false, s.wrapFast(err)
 	}
 	return t, past, nil
+}
+
+// windowParallel is the number of values from which a window's columns
+// are read by several goroutines.
+const windowParallel = 4096
+
+// each runs fn for 0 … n-1, on up to GOMAXPROCS goroutines when parallel,
+// each with its own buffers, and returns the first error.
+func (s *Scanner) each(n int, parallel bool, fn func(r *chunkReader, i int) error) (err error) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if !parallel || workers < 2 {
+		for i := range n {
+			if err := fn(&s.reader, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for len(s.readers) < workers {
+		s.readers = append(s.readers, &chunkReader{})
+	}
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil { // bounds checks on garbage
+					errs[0] = fmt.Errorf("%v", r)
+				}
+			}()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				errs[i] = fn(s.readers[w], i)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != nil && (err == nil || errors.Is(err, errNotFast)) {
+			err = e
+		}
+	}
+	return err
 }
 
 // wrapFast passes errNotFast on and makes any other error corruption.

@@ -78,13 +78,15 @@ type Writer struct {
 // sink counts and checksums the bytes Parquet writes, so that each column
 // chunk's offset, length and CRC-32C are known without reading it back.
 type sink struct {
-	w   *bufio.Writer
-	n   int64
-	crc uint32
+	w     *bufio.Writer
+	n     int64
+	crc   uint32
+	chunk []byte // the bytes of the column chunk being written, to index its pages
 }
 
 func (s *sink) Write(p []byte) (int, error) {
 	s.crc = crc32.Update(s.crc, castagnoli, p)
+	s.chunk = append(s.chunk, p...)
 	n, err := s.w.Write(p)
 	s.n += int64(n)
 	return n, err
@@ -360,6 +362,7 @@ func (w *Writer) flush() (err error) {
 	start := w.out.n
 	for i := -2; i < len(w.cols); i++ {
 		w.out.crc = 0
+		w.out.chunk = w.out.chunk[:0]
 		cw, err := rg.NextColumn()
 		if err != nil {
 			return err
@@ -378,8 +381,24 @@ func (w *Writer) flush() (err error) {
 		if err := cw.Close(); err != nil {
 			return err
 		}
-		g.chunks = append(g.chunks, chunk{offset: start, length: w.out.n - start, crc: w.out.crc})
+		pages, err := indexPages(w.out.chunk)
+		if err != nil {
+			return err
+		}
+		if i == -1 { // the time column: each page's first time
+			at := int64(0)
+			for k := range pages {
+				if pages[k].values > 0 {
+					pages[k].first = w.times[at]
+				}
+				at += pages[k].values
+			}
+		}
+		g.chunks = append(g.chunks, chunk{offset: start, length: w.out.n - start, crc: w.out.crc, pages: pages})
 		start = w.out.n
+	}
+	if cap(w.out.chunk) > 8<<20 { // do not keep a wide chunk's buffer
+		w.out.chunk = nil
 	}
 	if err := rg.Close(); err != nil {
 		return err
@@ -394,6 +413,28 @@ func (w *Writer) flush() (err error) {
 		w.cols[i].reset()
 	}
 	return nil
+}
+
+// indexPages lists the pages of a column chunk's bytes.
+func indexPages(b []byte) ([]page, error) {
+	var pages []page
+	for len(b) > 0 {
+		h, n, err := parsePageHeader(b)
+		if err != nil {
+			return nil, err
+		}
+		l := n + int(h.compressed)
+		if h.compressed < 0 || l > len(b) {
+			return nil, fmt.Errorf("page of %d bytes past its chunk", h.compressed)
+		}
+		p := page{length: int64(l), crc: crc32.Checksum(b[:l], castagnoli)}
+		if h.hasDataHeader {
+			p.values = int64(h.numValues)
+		}
+		pages = append(pages, p)
+		b = b[l:]
+	}
+	return pages, nil
 }
 
 // Close writes the last row group and the footer (with the arcadego
