@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/segment"
@@ -116,26 +117,16 @@ func (db *DB) openTable(id schema.TypeID) (*table, error) {
 	// Parsing the Parquet footers is most of a reopen: in parallel.
 	adds := dt.Files()
 	t.files = make([]*dataFile, len(adds))
-	errs := make([]error, len(adds))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(adds)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(adds); i = int(next.Add(1) - 1) {
-				a := adds[i]
-				f, err := segment.Open(filepath.Join(dir, a.Path), a.Size)
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				t.files[i] = &dataFile{File: f, name: a.Path, size: a.Size}
-				t.files[i].refs.Store(1)
-			}
-		}()
-	}
-	wg.Wait()
+	errs := par.Do(len(adds), len(adds), func(_, i int) error {
+		a := adds[i]
+		f, err := segment.Open(filepath.Join(dir, a.Path), a.Size)
+		if err != nil {
+			return err
+		}
+		t.files[i] = &dataFile{File: f, name: a.Path, size: a.Size}
+		t.files[i].refs.Store(1)
+		return nil
+	})
 	if err := errors.Join(errs...); err != nil {
 		t.files = slices.DeleteFunc(t.files, func(f *dataFile) bool { return f == nil })
 		t.release()

@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 
+	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
@@ -150,42 +148,18 @@ const parallelValues = 1 << 15
 // readColumns reads rows [lo, hi) of the n-row batch just read into out's
 // columns, and skips the batch's other rows.
 func (c *Cursor) readColumns(out *tablet.Tablet, lo, hi, n int) error {
-	one := func(j int) (err error) {
-		defer func() {
-			if r := recover(); r != nil { // the decoders can panic on garbage
-				err = fmt.Errorf("%v", r)
-			}
-		}()
+	workers := 1
+	if (hi-lo)*len(c.cols) >= parallelValues {
+		workers = len(c.cols)
+	}
+	return errors.Join(par.Do(len(c.cols), workers, func(_, j int) (err error) {
 		c.skip[j] += int64(lo)
 		if out.Columns[j], err = c.readColumn(j, hi-lo); err != nil {
 			return err
 		}
 		c.skip[j] += int64(n - hi)
 		return nil
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(c.cols))
-	if workers < 2 || (hi-lo)*len(c.cols) < parallelValues {
-		for j := range c.cols {
-			if err := one(j); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	errs := make([]error, len(c.cols))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := int(next.Add(1) - 1); j < len(c.cols); j = int(next.Add(1) - 1) {
-				errs[j] = one(j)
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	})...)
 }
 
 // openGroup sets up the readers of row group c.rg, positioned at c.pos.

@@ -7,12 +7,11 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/parquet/file"
 
+	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -235,37 +234,20 @@ const windowParallel = 4096
 // each runs fn for 0 … n-1, on up to GOMAXPROCS goroutines when parallel,
 // each with its own buffers, and returns the first error.
 func (s *Scanner) each(n int, parallel bool, fn func(r *chunkReader, i int) error) (err error) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if !parallel || workers < 2 {
-		for i := range n {
-			if err := fn(&s.reader, i); err != nil {
-				return err
-			}
-		}
-		return nil
+	workers := 1
+	if parallel {
+		workers = n
 	}
-	for len(s.readers) < workers {
+	for len(s.readers) < min(workers, runtime.GOMAXPROCS(0)) {
 		s.readers = append(s.readers, &chunkReader{})
 	}
-	errs := make([]error, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil { // bounds checks on garbage
-					errs[0] = fmt.Errorf("%v", r)
-				}
-			}()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				errs[i] = fn(s.readers[w], i)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, e := range errs {
+	for _, e := range par.Do(n, workers, func(w, i int) error {
+		if workers == 1 {
+			return fn(&s.reader, i)
+		}
+		return fn(s.readers[w], i)
+	}) {
+		// Corruption wins over a column the fast path cannot read.
 		if e != nil && (err == nil || errors.Is(err, errNotFast)) {
 			err = e
 		}
@@ -327,26 +309,13 @@ func (s *Scanner) decode(rg int) (t *tablet.Tablet, err error) {
 		}
 		return err
 	}
-	errs := make([]error, len(fast))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(fast)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					errs[0] = fmt.Errorf("%v", r)
-				}
-			}()
-			var r chunkReader
-			for i := int(next.Add(1) - 1); i < len(fast); i = int(next.Add(1) - 1) {
-				errs[i] = one(&r, fast[i])
-			}
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
+	var readers [8]chunkReader // one per worker (at most GOMAXPROCS, capped here)
+	errs := par.Do(len(fast), len(readers), func(w, i int) error { return one(&readers[w], fast[i]) })
+	for i := range fast {
+		var err error
+		if errs != nil {
+			err = errs[i]
+		}
 		switch {
 		case err == nil:
 		case errors.Is(err, errNotFast) && i == 0:

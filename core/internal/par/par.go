@@ -1,0 +1,55 @@
+// Package par runs a loop's iterations on a few goroutines: the one
+// pattern the storage code uses to decode columns and open files in
+// parallel. It owns nothing else.
+package par
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Do calls fn(worker, i) for every i in [0, n), on up to workers
+// goroutines (at most GOMAXPROCS; 1 or less runs them in order on the
+// caller's goroutine), worker being the goroutine's number in [0,
+// workers). It returns the errors by i (nil when all are nil); a panic in
+// fn is returned as the error of its i.
+func Do(n, workers int, fn func(worker, i int) error) []error {
+	workers = min(workers, runtime.GOMAXPROCS(0), n)
+	errs := make([]error, n)
+	failed := false
+	call := func(w, i int) {
+		defer func() {
+			if r := recover(); r != nil {
+				errs[i] = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		errs[i] = fn(w, i)
+	}
+	if workers <= 1 {
+		for i := range n {
+			call(0, i)
+		}
+	} else {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+					call(w, i)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	for _, err := range errs {
+		failed = failed || err != nil
+	}
+	if !failed {
+		return nil
+	}
+	return errs
+}
