@@ -7,7 +7,7 @@
 //
 // A file holds rows keyed by (device, time), sorted by device then time,
 // each key once, in row groups of at most WriterOptions.RowGroupRows rows
-// (16,384 by default) and about RowGroupBytes value bytes, in data pages
+// (65,536 by default) and about RowGroupBytes value bytes, in data pages
 // of about 8 KiB. A new device starts a new row group once the current one
 // is a quarter full: small devices share row groups, large ones get their
 // own, whose time bounds then prune within the device. Within a row group,

@@ -19,14 +19,14 @@ import (
 
 // WriterOptions tune a Writer; zero values take the defaults.
 type WriterOptions struct {
-	RowGroupRows  int   // rows per row group at most; default 16384
+	RowGroupRows  int   // rows per row group at most; default 65536
 	RowGroupBytes int64 // values bytes buffered per row group at most (so a 10,000-column type gets small row groups); default 32 MiB
 	Sync          bool  // fsync the file before the rename and the directory after it
 	PageBytes     int64 // data page size in bytes, about; default 8 KiB
 }
 
 const (
-	defaultRowGroupRows  = 16384
+	defaultRowGroupRows  = 65536
 	defaultRowGroupBytes = 32 << 20
 )
 
