@@ -74,12 +74,25 @@ func (s Snapshot) Read(cols []ColumnRef, start, end int64) *tablet.Tablet {
 
 // Cursor returns the rows Read would return, in batches of at most
 // batchRows rows, so that a reader of a large chunk holds one batch of
-// values at a time (plus 16 bytes a row of row order, computed once).
+// values at a time. A chunk whose rows arrived in time order (the usual
+// case) is walked a batch at a time; another needs its row order sorted
+// once, 16 bytes a row.
 func (s Snapshot) Cursor(cols []ColumnRef, start, end int64, batchRows int) *Cursor {
-	c := &Cursor{s: s, cols: cols, rs: s.selectRows(start, end), batch: max(batchRows, 1)}
+	c := &Cursor{s: s, cols: cols, batch: max(batchRows, 1)}
 	if s.st != nil {
 		c.vs = make([]view, (s.st.rows+s.blockRows-1)>>s.shift)
 	}
+	if s.st != nil && s.st.sorted && s.st.rows > 0 && start < end {
+		c.sorted = true
+		c.tv = make([][]int64, (s.st.rows+s.blockRows-1)>>s.shift)
+		for b := range c.tv {
+			c.tv[b] = *s.st.blocks[b].times.Load()
+		}
+		c.pos = sort.Search(s.st.rows, func(i int) bool { return c.timeAt(i) >= start })
+		c.hi = sort.Search(s.st.rows, func(i int) bool { return c.timeAt(i) >= end })
+		return c
+	}
+	c.rs = s.selectRows(start, end)
 	return c
 }
 
@@ -88,37 +101,70 @@ func (s Snapshot) Cursor(cols []ColumnRef, start, end int64, batchRows int) *Cur
 type Cursor struct {
 	s     Snapshot
 	cols  []ColumnRef
-	rs    rowSet
 	vs    []view // scratch of one view per row block
-	next  int    // output row of the next batch
 	batch int
+
+	// A chunk in time order: chunk rows [pos, hi) are left, and tv holds
+	// the row blocks' times.
+	sorted  bool
+	tv      [][]int64
+	pos, hi int
+
+	// Otherwise: the sorted row order, and the output row of the next batch.
+	rs   rowSet
+	next int
 }
+
+func (c *Cursor) timeAt(r int) int64 { return c.tv[r>>c.s.shift][r&(c.s.blockRows-1)] }
 
 // Next returns the next batch, which owns its memory, or nil at the end.
 func (c *Cursor) Next() *tablet.Tablet {
-	n := len(c.rs.times)
-	if c.next >= n {
-		return nil
-	}
-	k0, k1 := c.next, min(c.next+c.batch, n)
-	c.next = k1
-	sub := c.rs
-	if k0 > 0 || k1 < n {
-		base := int32(0)
-		if k0 > 0 {
-			base = c.rs.ends[k0-1]
+	var sub rowSet
+	if c.sorted {
+		if c.pos >= c.hi {
+			return nil
 		}
-		sub.order = c.rs.order[base:c.rs.ends[k1-1]]
-		sub.times = c.rs.times[k0:k1]
-		sub.ends = make([]int32, k1-k0)
-		for i, e := range c.rs.ends[k0:k1] {
-			sub.ends[i] = e - base
+		// Up to batch output rows from pos on; equal times (consecutive
+		// here) merge into one.
+		n := min(c.batch, c.hi-c.pos)
+		sub = rowSet{order: make([]int32, 0, n), ends: make([]int32, 0, n), times: make([]int64, 0, n), run: true}
+		k := c.pos
+		for k < c.hi && len(sub.times) < c.batch {
+			t, j := c.timeAt(k), k+1
+			for j < c.hi && c.timeAt(j) == t {
+				j++
+			}
+			for r := k; r < j; r++ {
+				sub.order = append(sub.order, int32(r))
+			}
+			sub.run = sub.run && j == k+1
+			sub.ends = append(sub.ends, int32(len(sub.order)))
+			sub.times = append(sub.times, t)
+			k = j
+		}
+		c.pos = k
+	} else {
+		n := len(c.rs.times)
+		if c.next >= n {
+			return nil
+		}
+		k0, k1 := c.next, min(c.next+c.batch, n)
+		c.next = k1
+		sub = c.rs
+		if k0 > 0 || k1 < n {
+			base := int32(0)
+			if k0 > 0 {
+				base = c.rs.ends[k0-1]
+			}
+			sub.order = c.rs.order[base:c.rs.ends[k1-1]]
+			sub.times = slices.Clone(c.rs.times[k0:k1]) // the batch owns its memory
+			sub.ends = make([]int32, k1-k0)
+			for i, e := range c.rs.ends[k0:k1] {
+				sub.ends[i] = e - base
+			}
 		}
 	}
 	out := &tablet.Tablet{Times: sub.times, Columns: make([]tablet.Column, len(c.cols))}
-	if k0 > 0 || k1 < n {
-		out.Times = slices.Clone(sub.times) // the batch owns its memory
-	}
 	for i, ref := range c.cols {
 		out.Columns[i] = c.s.readColumn(ref, sub, c.vs)
 	}

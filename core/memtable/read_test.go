@@ -69,3 +69,30 @@ func TestReadRepeatedTimesLeaveTheFastPath(t *testing.T) {
 	got := readAll(c, ref(0, "a", schema.Int64))
 	assert.Equal(t, int64s(1, 2, 4), column(got, 0), "the repeated time keeps its last non-null value")
 }
+
+// TestCursorOfAChunkInTimeOrder: a chunk whose rows arrived in time order
+// is read a batch at a time, equal times merged even across the writes
+// that brought them, and a group of equal times never split.
+func TestCursorOfAChunkInTimeOrder(t *testing.T) {
+	mt := New(Options{BlockRows: 8})
+	c := mt.Chunk(1, "d")
+	require.NoError(t, c.Write(tab([]int64{1, 1, 2, 3}, i64("k", int64(10), nil, int64(20), int64(30))), ids(1)))
+	require.NoError(t, c.Write(tab([]int64{3, 3, 4, 5, 6, 7, 8, 9, 10}, i64("k", nil, int64(31), int64(40), int64(50), int64(60), int64(70), int64(80), int64(90), int64(100))), ids(1)))
+	s := c.Snapshot()
+	refs := []ColumnRef{ref(1, "k", schema.Int64)}
+	for _, batch := range []int{1, 2, 3, 100} {
+		cur := s.Cursor(refs, 1, 10, batch)
+		require.True(t, cur.sorted, "the chunk is in time order")
+		var times []int64
+		var vals []any
+		for b := cur.Next(); b != nil; b = cur.Next() {
+			require.LessOrEqual(t, b.Rows(), batch)
+			times = append(times, b.Times...)
+			vals = append(vals, column(b, 0)...)
+		}
+		assert.Equal(t, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9}, times, "batch %d", batch)
+		assert.Equal(t, []any{int64(10), int64(20), int64(31), int64(40), int64(50), int64(60), int64(70), int64(80), int64(90)}, vals, "batch %d", batch)
+	}
+	assert.Nil(t, s.Cursor(refs, 11, 20, 4).Next())
+	assert.Nil(t, s.Cursor(refs, 5, 5, 4).Next())
+}
