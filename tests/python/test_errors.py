@@ -6,7 +6,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -152,13 +151,17 @@ def test_canceled(mem_db: arcadego.Database) -> None:
     mem_db.insert("C", {"time": [0], "k": [0]})
     schema = pa.schema([("time", pa.int64()), ("k", pa.int64())])
     started = threading.Event()
+    canceled = threading.Event()
     produced = []
 
     def batches():
         for i in range(1, 500):
             produced.append(i)
-            started.set()
-            time.sleep(0.01)
+            if i == 2:
+                # The second batch waits for the cancel: the insert is then
+                # canceled in the middle of the stream, whatever the timing.
+                started.set()
+                assert canceled.wait(60), "the test never canceled"
             yield pa.record_batch([pa.array([i]), pa.array([i])], schema=schema)
 
     errors: list[BaseException] = []
@@ -171,22 +174,37 @@ def test_canceled(mem_db: arcadego.Database) -> None:
 
     t = threading.Thread(target=insert)
     t.start()
-    assert started.wait(30)
+    assert started.wait(60)
     mem_db.cancel()
+    canceled.set()
     t.join(60)
+    assert not t.is_alive()
     assert len(errors) == 1 and isinstance(errors[0], arcadego.CanceledError), errors
     assert len(produced) < 499
     assert mem_db.scan("C").to_pydict()["k"] == [0]  # the canceled insert changed nothing
 
 
-def test_keyboard_interrupt_cancels_a_long_insert(mem_db: arcadego.Database) -> None:
+def test_keyboard_interrupt_cancels_a_long_insert(mem_db: arcadego.Database,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C on the main thread: the call is canceled, then
     KeyboardInterrupt propagates, and nothing was written."""
     pa = pytest.importorskip("pyarrow")
     import _thread
 
+    from arcadego import _lib
+
     if threading.current_thread() is not threading.main_thread():
         pytest.fail("pytest runs tests on the main thread")
+    # Know when the main thread has turned the interrupt into a cancel.
+    canceled = threading.Event()
+    cancel = _lib.lib.arcadego_cancel
+
+    def cancel_and_tell(db):  # type: ignore[no-untyped-def]
+        status = cancel(db)
+        canceled.set()
+        return status
+
+    monkeypatch.setattr(_lib.lib, "arcadego_cancel", cancel_and_tell)
     schema = pa.schema([("time", pa.int64())])
     produced = []
 
@@ -195,11 +213,14 @@ def test_keyboard_interrupt_cancels_a_long_insert(mem_db: arcadego.Database) -> 
             produced.append(i)
             if i == 2:
                 _thread.interrupt_main()
-            time.sleep(0.01)
+                # Produce nothing more until the interrupt has canceled the
+                # call: the outcome does not depend on how fast that is.
+                assert canceled.wait(60), "Ctrl-C never reached arcadego_cancel"
             yield pa.record_batch([pa.array([i])], schema=schema)
 
     with pytest.raises(KeyboardInterrupt):
         mem_db.insert("K", pa.RecordBatchReader.from_batches(schema, batches()))
+    assert canceled.is_set()
     assert len(produced) < 500
     assert "K" not in mem_db.types() or mem_db.scan("K").to_pylist() == []
 
