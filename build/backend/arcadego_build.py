@@ -125,6 +125,9 @@ def _metadata() -> str:
     ]
     if "requires-python" in project:
         lines.append(f"Requires-Python: {project['requires-python']}")
+    license = project.get("license")
+    if isinstance(license, dict) and "text" in license:
+        lines.append(f"License: {license['text']}")
     for url_name, url in project.get("urls", {}).items():
         lines.append(f"Project-URL: {url_name}, {url}")
     for req in project.get("dependencies", []):
