@@ -46,13 +46,14 @@ type DB struct {
 	budget int64
 	man    *manifest // the last manifest written; the flusher's (Open's before it starts)
 
-	// stateMu guards hand-overs and view changes, stopping, retry and
-	// flushRuns; stateCond signals them. Lock order: publishMu, stateMu.
+	// stateMu guards hand-overs and view changes, stopping, retry,
+	// flushing and flushRuns; stateCond signals them. Lock order: publishMu, stateMu.
 	stateMu     sync.Mutex
 	stateCond   *sync.Cond
 	flushErr    atomic.Pointer[error] // the last flush's failure; nil once one succeeds
 	retry       bool                  // Flush asks the flusher to retry after a failure
-	flushRuns   uint64                // flush attempts finished
+	flushRuns   uint64                // flush attempts finished, checkpoint included
+	flushing    bool                  // the flusher is running an attempt
 	stopping    bool
 	flusherDone chan struct{} // closed when the flusher returns; nil in memory
 	counters    flushCounters
@@ -216,11 +217,12 @@ var syncDir = func(dir string) error {
 	return d.Sync()
 }
 
-// makeDirs creates logDir, the tables' directory and their missing parents. Unless the sync mode is
-// off, it then fsyncs the directories holding the new entries, from the
-// database directory (which holds wal/) up to the first ancestor that
-// already existed: the log fsyncs only its own directory, and a new entry
-// not yet on disk would lose every commit under it in a machine crash.
+// makeDirs creates logDir, the tables' directory and their missing
+// parents. Unless the sync mode is off, it then fsyncs the directories
+// holding the new entries, from the database directory (which holds wal/
+// and types/) up to the first ancestor that already existed: the log
+// fsyncs only its own directory, and a new entry not yet on disk would
+// lose every commit under it in a machine crash.
 func (db *DB) makeDirs(logDir string) error {
 	top := filepath.Clean(db.path)
 	for {
@@ -352,24 +354,18 @@ func (db *DB) Close() error {
 // them to the types' Delta logs and checkpoints: it returns once the log
 // before it is no longer needed. After a failed background flush it
 // retries. A database in memory has nothing to flush.
-func (db *DB) Flush() error {
-	if db.closed.Load() {
-		return fmt.Errorf("flush: %w", errs.ErrClosed)
-	}
-	if err := db.flushAll(); err != nil {
-		return fmt.Errorf("flush: %w", err)
-	}
-	return nil
-}
+func (db *DB) Flush() error { return db.flushCall("flush") }
 
 // Checkpoint makes the log before it unnecessary: every flush ends with a
 // checkpoint, so this is Flush.
-func (db *DB) Checkpoint() error {
+func (db *DB) Checkpoint() error { return db.flushCall("checkpoint") }
+
+func (db *DB) flushCall(op string) error {
 	if db.closed.Load() {
-		return fmt.Errorf("checkpoint: %w", errs.ErrClosed)
+		return fmt.Errorf("%s: %w", op, errs.ErrClosed)
 	}
 	if err := db.flushAll(); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -117,7 +116,7 @@ func (db *DB) openTable(id schema.TypeID) (*table, error) {
 	// Parsing the Parquet footers is most of a reopen: in parallel.
 	adds := dt.Files()
 	t.files = make([]*dataFile, len(adds))
-	errs := par.Do(len(adds), len(adds), func(_, i int) error {
+	errs := par.Do(len(adds), par.CPUs(len(adds)), func(_, i int) error {
 		a := adds[i]
 		f, err := segment.Open(filepath.Join(dir, a.Path), a.Size)
 		if err != nil {
@@ -145,24 +144,9 @@ func (t *table) release() {
 // openTables opens the table of every type of cat that has data on disk,
 // then deletes the directories of types cat no longer has.
 func (db *DB) openTables(cat *schema.Catalog) error {
-	root := filepath.Join(db.path, tablesDir)
-	entries, err := os.ReadDir(root)
+	onDisk, err := db.removeDroppedTables(cat)
 	if err != nil {
-		return fmt.Errorf("open %q: %v: %w", db.path, err, errs.ErrIO)
-	}
-	onDisk := map[schema.TypeID]bool{}
-	for _, e := range entries {
-		id, err := strconv.ParseUint(e.Name(), 10, 32)
-		if err != nil || !e.IsDir() {
-			continue // not ours
-		}
-		if _, live := cat.TypeByID(schema.TypeID(id)); !live {
-			if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
-				return fmt.Errorf("open %q: remove the data of a dropped type: %v: %w", db.path, err, errs.ErrIO)
-			}
-			continue
-		}
-		onDisk[schema.TypeID(id)] = true
+		return fmt.Errorf("open %q: %w", db.path, err)
 	}
 	for id := range db.man.Tables {
 		if _, live := cat.TypeByID(schema.TypeID(id)); live && !onDisk[schema.TypeID(id)] {
@@ -186,21 +170,45 @@ func (db *DB) openTables(cat *schema.Catalog) error {
 	return nil
 }
 
+// removeDroppedTables deletes the table directories of types cat does not
+// have, and returns the ids of the types that have one.
+func (db *DB) removeDroppedTables(cat *schema.Catalog) (map[schema.TypeID]bool, error) {
+	root := filepath.Join(db.path, tablesDir)
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", err, errs.ErrIO)
+	}
+	live := map[schema.TypeID]bool{}
+	for _, e := range entries {
+		id, err := strconv.ParseUint(e.Name(), 10, 32)
+		if err != nil || !e.IsDir() {
+			continue // not ours
+		}
+		if _, ok := cat.TypeByID(schema.TypeID(id)); ok {
+			live[schema.TypeID(id)] = true
+		} else if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+			return nil, fmt.Errorf("remove the data of a dropped type: %v: %w", err, errs.ErrIO)
+		}
+	}
+	return live, nil
+}
+
 // handOver makes the live memtable immutable and starts a fresh one, if
 // none is being flushed and force is set or the budget is reached. The
 // caller holds publishMu, so the memtable holds exactly the records before
 // appliedEnd. It returns the new immutable memtable, or nil.
 func (db *DB) handOver(force bool) *immutable {
 	db.stateMu.Lock()
-	defer db.stateMu.Unlock()
 	v := db.view.Load()
 	if v.imm != nil || !force && v.mem.MemoryUsage() < db.budget {
+		db.stateMu.Unlock()
 		return nil
 	}
 	imm := &immutable{mem: v.mem, end: db.appliedEnd, catalog: db.catalog.Load(), done: map[schema.TypeID]bool{}}
 	db.view.Store(&view{mem: memtable.New(memtable.Options{}), imm: imm, tables: v.tables})
 	db.stateCond.Broadcast()
-	db.rotateAt(imm.end)
+	db.stateMu.Unlock()
+	db.rotateAt(imm.end) // outside stateMu: scans need not wait for its fsyncs
 	return imm
 }
 
@@ -276,13 +284,14 @@ func (db *DB) flushLoop() {
 		v := db.view.Load()
 		switch {
 		case v.imm != nil && (db.flushErr.Load() == nil || db.retry):
-			db.retry = false
+			db.retry, db.flushing = false, true
 			db.stateMu.Unlock()
 			err := db.flushImmutable(v.imm, db.catalog.Load())
 			if err == nil {
 				err = db.checkpoint(v.imm, db.catalog.Load())
 			}
 			db.stateMu.Lock()
+			db.flushing = false
 			db.flushRuns++
 			if err != nil {
 				db.flushErr.Store(&err)
@@ -315,15 +324,11 @@ func (db *DB) flushAll() error {
 	}
 	for {
 		db.stateMu.Lock()
-		for db.view.Load().imm != nil {
-			if db.flushErr.Load() != nil {
-				runs := db.flushRuns
-				db.retry = true
-				db.stateCond.Broadcast()
-				for db.flushRuns == runs {
-					db.stateCond.Wait()
-				}
-				if err := db.flushFailed(); err != nil {
+		// Wait until the flusher is idle with nothing handed over, so that
+		// the attempts counted from here on are this hand-over's.
+		for db.view.Load().imm != nil || db.flushing {
+			if !db.flushing && db.flushErr.Load() != nil {
+				if err := db.retryFlushLocked(); err != nil {
 					db.stateMu.Unlock()
 					return err
 				}
@@ -331,6 +336,8 @@ func (db *DB) flushAll() error {
 			}
 			db.stateCond.Wait()
 		}
+		runs := db.flushRuns
+		failed := db.flushErr.Load() != nil
 		db.stateMu.Unlock()
 
 		db.publishMu.Lock()
@@ -341,15 +348,30 @@ func (db *DB) flushAll() error {
 		}
 		db.stateMu.Lock()
 		defer db.stateMu.Unlock()
-		// Run even after a failed checkpoint (whose memtable is gone).
-		runs := db.flushRuns
-		db.retry = true
-		db.stateCond.Broadcast()
-		for db.view.Load().imm == imm && (db.flushRuns == runs || db.flushErr.Load() == nil) {
+		if failed {
+			// After a failed checkpoint (whose memtable is gone) the
+			// flusher waits to be asked; otherwise the hand-over woke it,
+			// and asking again would run a second attempt after a failure.
+			db.retry = true
+			db.stateCond.Broadcast()
+		}
+		for db.flushRuns == runs { // the attempt ends with its checkpoint
 			db.stateCond.Wait()
 		}
 		return db.flushFailed()
 	}
+}
+
+// retryFlushLocked asks the idle flusher for one more attempt at a failed
+// flush and waits for it. The caller holds stateMu.
+func (db *DB) retryFlushLocked() error {
+	runs := db.flushRuns
+	db.retry = true
+	db.stateCond.Broadcast()
+	for db.flushRuns == runs {
+		db.stateCond.Wait()
+	}
+	return db.flushFailed()
 }
 
 // stopFlusher ends the flush loop after the flush in progress.
@@ -365,9 +387,11 @@ func (db *DB) stopFlusher() {
 }
 
 // flushImmutable writes imm to Parquet, type by type, each in one Delta
-// commit published at once, then drops imm from the view. cur is the
-// newest catalog: a type or property dropped since the hand-over is not
-// written. A type done by an earlier, failed attempt is not redone.
+// commit, then publishes the new tables and drops imm from the view, in
+// one view change. cur is the newest catalog: a type or property dropped
+// since the hand-over is not written. A type done by an earlier, failed
+// attempt is not redone; the types a failed attempt did commit are
+// published all the same.
 func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 	v := db.view.Load()
 	ids := imm.mem.Types()
@@ -377,12 +401,6 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	var dropped []*table
-	// Types flush in parallel: a type's flush is mostly waiting for its
-	// fsyncs (file, directory, Delta commit), which overlap.
-	var mu sync.Mutex // guards imm.done and firstErr
-	var firstErr error
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, flushTypesAtOnce)
 	var todo []*schema.Type
 	for _, id := range ids {
 		if imm.done[id] {
@@ -390,46 +408,66 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 		}
 		ty, live := cur.TypeByID(id)
 		if !live {
-			if t := db.view.Load().tables[id]; t != nil {
+			if t := v.tables[id]; t != nil {
 				dropped = append(dropped, t)
 			}
 			continue
 		}
 		todo = append(todo, ty)
 	}
-	for _, ty := range todo {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			err := db.flushType(ty, imm)
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				imm.done[ty.ID] = true
-			} else if firstErr == nil {
-				firstErr = err
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
+	// Types flush in parallel: a type's flush is mostly waiting for its
+	// fsyncs (file, directory, Delta commit), which overlap.
+	done := make([]*flushedType, len(todo))
+	errs := par.Do(len(todo), flushTypesAtOnce, func(_, i int) (err error) {
+		done[i], err = db.flushType(todo[i], imm)
+		return err
+	})
+
 	db.stateMu.Lock()
 	v = db.view.Load()
-	nv := &view{mem: v.mem, tables: maps.Clone(v.tables)}
+	nv := &view{mem: v.mem, imm: v.imm, tables: maps.Clone(v.tables)}
+	for i, f := range done {
+		if f != nil {
+			nv.tables[todo[i].ID] = f.table
+		}
+	}
 	for _, t := range dropped {
 		delete(nv.tables, t.id)
 	}
+	if errs == nil {
+		nv.imm = nil
+	}
 	db.view.Store(nv)
 	db.stateMu.Unlock()
+
+	for i, f := range done {
+		if errs == nil || errs[i] == nil {
+			imm.done[todo[i].ID] = true
+		}
+		if f == nil {
+			continue
+		}
+		for _, old := range f.replaced {
+			// Scans that hold it keep reading it through their descriptor.
+			_ = os.Remove(filepath.Join(f.table.dir, old.name))
+			old.unref()
+		}
+	}
 	for _, t := range dropped {
 		t.release() // the directory goes at the checkpoint
 	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
 	db.counters.flushes.Add(1)
 	return nil
+}
+
+// flushedType is what a type's flush committed: the type's new table, and
+// the files it replaced, to be deleted once the table is published.
+type flushedType struct {
+	table    *table
+	replaced []*dataFile
 }
 
 // flushTypesAtOnce bounds the types a flush writes at the same time.
@@ -442,18 +480,19 @@ const flushBatchRows = 16384
 // files (see planFlush) and commits them to the type's Delta log. Files
 // whose keys may overlap the new rows are merged into the new ones and
 // removed in the same commit, so no (device, time) key is in two files;
-// so are files
-// holding a column whose name now belongs to another property (a dropped
-// property's data must not come back under a new property of its name).
-func (db *DB) flushType(ty *schema.Type, imm *immutable) error {
+// so are files holding a column whose name now belongs to another
+// property (a dropped property's data must not come back under a new
+// property of its name). It returns nil when the type has nothing to
+// commit.
+func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 	tb := db.view.Load().tables[ty.ID]
 	if tb == nil {
 		if err := db.makeTableDir(ty.ID); err != nil {
-			return err
+			return nil, err
 		}
 		var err error
 		if tb, err = db.openTable(ty.ID); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	layout := layoutOf(ty)
@@ -485,7 +524,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) error {
 	schemaString := layout.DeltaSchema()
 	meta := tb.delta.Metadata()
 	if len(snaps) == 0 && len(rewrite) == 0 && meta != nil && meta.SchemaString == schemaString {
-		return nil
+		return nil, nil
 	}
 
 	version := tb.delta.Version() + 1
@@ -507,7 +546,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) error {
 		}
 	}
 	if err := db.injected("write"); err != nil {
-		return fmt.Errorf("flush of type %q: %w", ty.Name, err)
+		return nil, fmt.Errorf("flush of type %q: %w", ty.Name, err)
 	}
 	var added []*newFile
 	if len(snaps) > 0 || len(olds) > 0 {
@@ -515,7 +554,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) error {
 		parts := planFlush(snaps, olds, runtime.GOMAXPROCS(0), db.fileRows)
 		added, err = db.writeFiles(tb, version, layout, refs, snaps, olds, parts)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, f := range added {
 			commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
@@ -530,7 +569,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) error {
 			f.unref()
 			_ = os.Remove(filepath.Join(tb.dir, f.name))
 		}
-		return fmt.Errorf("flush of type %q: %w", ty.Name, err)
+		return nil, fmt.Errorf("flush of type %q: %w", ty.Name, err)
 	}
 	nt := &table{id: tb.id, dir: tb.dir, delta: tb.delta, version: tb.delta.Version()}
 	for _, f := range tb.files {
@@ -541,21 +580,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) error {
 	for _, f := range added {
 		nt.files = append(nt.files, f.dataFile)
 	}
-	db.stateMu.Lock()
-	v := db.view.Load()
-	nv := &view{mem: v.mem, imm: v.imm, tables: maps.Clone(v.tables)}
-	if nv.tables == nil {
-		nv.tables = map[schema.TypeID]*table{}
-	}
-	nv.tables[ty.ID] = nt
-	db.view.Store(nv)
-	db.stateMu.Unlock()
-	for _, f := range olds {
-		// Scans that hold f keep reading it through their descriptor.
-		_ = os.Remove(filepath.Join(tb.dir, f.name))
-		f.unref()
-	}
-	return nil
+	return &flushedType{table: nt, replaced: olds}, nil
 }
 
 // newFile is a file a flush wrote, not yet committed.
@@ -649,16 +674,10 @@ func planFlush(snaps map[string]memtable.Snapshot, olds []*dataFile, k int, minR
 func (db *DB) writeFiles(tb *table, version int64, layout segment.Layout, refs []memtable.ColumnRef,
 	snaps map[string]memtable.Snapshot, olds []*dataFile, parts [][]piece) ([]*newFile, error) {
 	out := make([]*newFile, len(parts))
-	errs := make([]error, len(parts))
-	var wg sync.WaitGroup
-	for i, run := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = db.writeFile(tb, fmt.Sprintf("part-%020d-%d.parquet", version, i), layout, refs, snaps, olds, run)
-		}()
-	}
-	wg.Wait()
+	errs := par.Do(len(parts), len(parts), func(_, i int) (err error) {
+		out[i], err = db.writeFile(tb, fmt.Sprintf("part-%020d-%d.parquet", version, i), layout, refs, snaps, olds, parts[i])
+		return err
+	})
 	if err := errors.Join(errs...); err != nil {
 		for _, f := range out {
 			if f != nil {
@@ -813,24 +832,11 @@ func (db *DB) checkpoint(imm *immutable, cur *schema.Catalog) error {
 	if old.Catalog != "" && old.Catalog != m.Catalog {
 		_ = os.Remove(filepath.Join(db.path, old.Catalog))
 	}
-	if err := db.log.TruncateBefore(imm.end); err != nil {
+	if err := db.log.DeleteBefore(m.WALFirst); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	root := filepath.Join(db.path, tablesDir)
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %v: %w", err, errs.ErrIO)
-	}
-	for _, e := range entries {
-		id, err := strconv.ParseUint(e.Name(), 10, 32)
-		if err != nil || !e.IsDir() {
-			continue
-		}
-		if _, live := cur.TypeByID(schema.TypeID(id)); !live {
-			if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
-				return fmt.Errorf("checkpoint: remove the data of a dropped type: %v: %w", err, errs.ErrIO)
-			}
-		}
+	if _, err := db.removeDroppedTables(cur); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
 	}
 	db.counters.checkpoints.Add(1)
 	return nil

@@ -150,7 +150,7 @@ const parallelValues = 1 << 15
 func (c *Cursor) readColumns(out *tablet.Tablet, lo, hi, n int) error {
 	workers := 1
 	if (hi-lo)*len(c.cols) >= parallelValues {
-		workers = len(c.cols)
+		workers = par.CPUs(len(c.cols))
 	}
 	return errors.Join(par.Do(len(c.cols), workers, func(_, j int) (err error) {
 		c.skip[j] += int64(lo)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sort"
 	"unsafe"
@@ -236,9 +235,9 @@ const windowParallel = 4096
 func (s *Scanner) each(n int, parallel bool, fn func(r *chunkReader, i int) error) (err error) {
 	workers := 1
 	if parallel {
-		workers = n
+		workers = par.CPUs(n)
 	}
-	for len(s.readers) < min(workers, runtime.GOMAXPROCS(0)) {
+	for len(s.readers) < workers {
 		s.readers = append(s.readers, &chunkReader{})
 	}
 	for _, e := range par.Do(n, workers, func(w, i int) error {
@@ -309,8 +308,11 @@ func (s *Scanner) decode(rg int) (t *tablet.Tablet, err error) {
 		}
 		return err
 	}
-	var readers [8]chunkReader // one per worker (at most GOMAXPROCS, capped here)
-	errs := par.Do(len(fast), len(readers), func(w, i int) error { return one(&readers[w], fast[i]) })
+	workers := par.CPUs(len(fast))
+	for len(s.readers) < workers {
+		s.readers = append(s.readers, &chunkReader{})
+	}
+	errs := par.Do(len(fast), workers, func(w, i int) error { return one(s.readers[w], fast[i]) })
 	for i := range fast {
 		var err error
 		if errs != nil {

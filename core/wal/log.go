@@ -605,20 +605,37 @@ func (l *Log) createSegment(seq uint64) (*os.File, error) {
 func (l *Log) TruncateBefore(lsn LSN) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.deleteOldest(l.covered(lsn))
+}
+
+// DeleteBefore deletes the segments numbered below first, as a checkpoint
+// that recorded KeptFrom's answer does: unlike TruncateBefore, a rotation
+// in between cannot make it delete a segment the checkpoint kept. The
+// active segment is never deleted.
+func (l *Log) DeleteBefore(first uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for n < len(l.segs)-1 && l.segs[n].seq < first {
+		n++
+	}
+	return l.deleteOldest(n)
+}
+
+// deleteOldest deletes the n oldest segments. Called with mu held.
+func (l *Log) deleteOldest(n int) error {
 	if err := l.usable(); err != nil {
 		return err
 	}
-	n := l.covered(lsn)
 	if n == 0 {
 		return nil
 	}
 	// Oldest first, so a crash midway leaves no gap in the numbers.
-	for n > 0 {
+	for ; n > 0; n-- {
 		if err := os.Remove(l.path(l.segs[0].seq)); err != nil {
 			return ioErr("remove segment", err)
 		}
 		l.segs = l.segs[1:]
-		n--
 	}
 	if l.opts.Sync != SyncOff {
 		return l.syncDir()

@@ -604,3 +604,31 @@ func TestEndAndLiveBytes(t *testing.T) {
 	assert.Equal(t, end, b, "End is the next record's LSN")
 	assert.Equal(t, int64(uint64(l.End())&(1<<offsetBits-1)), l.Stats().LiveBytes)
 }
+
+func TestDeleteBefore(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{SegmentBytes: 256})
+	require.NoError(t, err)
+	defer l.Close()
+	var lsns []LSN
+	for i := 0; i < 20; i++ {
+		lsn, err := l.Append(1, bytes.Repeat([]byte{byte(i)}, 100))
+		require.NoError(t, err)
+		lsns = append(lsns, lsn)
+	}
+	first := l.KeptFrom(lsns[10])
+	// A rotation between KeptFrom and the deletion (a checkpoint racing a
+	// hand-over) must not widen what is deleted, as TruncateBefore would.
+	_, err = l.Rotate()
+	require.NoError(t, err)
+	require.NoError(t, l.DeleteBefore(first))
+	_, err = os.Stat(filepath.Join(dir, segmentName(first)))
+	require.NoError(t, err, "DeleteBefore kept segment first")
+	_, err = os.Stat(filepath.Join(dir, segmentName(first-1)))
+	assert.True(t, os.IsNotExist(err), "segments before first are gone")
+	active := l.Active()
+	require.NoError(t, l.DeleteBefore(active+5))
+	assert.Equal(t, 1, l.Stats().Segments, "the active segment is never deleted")
+	_, err = os.Stat(filepath.Join(dir, segmentName(active)))
+	require.NoError(t, err)
+}

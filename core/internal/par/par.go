@@ -11,12 +11,13 @@ import (
 )
 
 // Do calls fn(worker, i) for every i in [0, n), on up to workers
-// goroutines (at most GOMAXPROCS; 1 or less runs them in order on the
-// caller's goroutine), worker being the goroutine's number in [0,
-// workers). It returns the errors by i (nil when all are nil); a panic in
-// fn is returned as the error of its i.
+// goroutines (1 or less runs them in order on the caller's goroutine),
+// worker being the goroutine's number in [0, workers). It returns the
+// errors by i (nil when all are nil); a panic in fn is returned as the
+// error of its i. CPU-bound work passes CPUs(n) workers; work that waits
+// for the disk may pass more.
 func Do(n, workers int, fn func(worker, i int) error) []error {
-	workers = min(workers, runtime.GOMAXPROCS(0), n)
+	workers = min(workers, n)
 	errs := make([]error, n)
 	failed := false
 	call := func(w, i int) {
@@ -53,3 +54,6 @@ func Do(n, workers int, fn func(worker, i int) error) []error {
 	}
 	return errs
 }
+
+// CPUs returns n, at most GOMAXPROCS: the workers for n CPU-bound tasks.
+func CPUs(n int) int { return min(n, runtime.GOMAXPROCS(0)) }
