@@ -351,11 +351,7 @@ func arcadego_stats(db C.uintptr_t, jsonOut **C.char, cerr **C.char) C.int {
 		if err != nil {
 			return err
 		}
-		st := d.db.Stats()
-		if st.Types == nil {
-			st.Types = []engine.TypeStats{} // "types": [], never null
-		}
-		b, err := json.Marshal(st)
+		b, err := json.Marshal(d.db.Stats()) // "types" is a list, never null
 		if err != nil {
 			return fmt.Errorf("stats: %v: %w", err, errs.ErrInternal)
 		}
