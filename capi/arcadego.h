@@ -237,17 +237,21 @@ int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device
 ** Columns: "device", the time column (named by the "time_column"
 ** option; int64, or timestamp with the unit and zone of the type's first
 ** timestamp insert), then the properties. Rows are sorted by device, then
-** time, in batches of one device. No matching rows: a stream with the
-** schema and no batches.
+** time, in batches of at most batch_rows rows: a device's rows in order,
+** and the short runs of several devices (fewer than 8,192 rows each)
+** joined into one batch, so that a scan of many small devices is not a
+** batch per device. No matching rows: a stream with the schema and no
+** batches.
 **
 ** The device column is dictionary-encoded, so that it costs 4 bytes a row
 ** rather than a copy of the name per row: its schema has format "i" (int32
 ** indices; not nullable, dictionary not ordered) and a `dictionary` schema
-** of format "u" (utf8). In each batch its array has buffers {NULL, indices},
-** every index 0, and its `dictionary` is a utf8 array of length 1 holding
-** the batch's device. Batches of different devices have different
-** dictionaries. As the C Data Interface says, a dictionary is released by
-** the release of the struct that points to it, never by the consumer. The stream sees the data committed when
+** of format "u" (utf8). In each batch its array has buffers {NULL, indices}
+** and its `dictionary` is a utf8 array of the batch's devices in row order,
+** each once (one entry, index 0 on every row, for a batch of one device).
+** Each batch has its own dictionary. As the C Data Interface says, a
+** dictionary is released by the release of the struct that points to it,
+** never by the consumer. The stream sees the data committed when
 ** arcadego_scan() was called.
 **
 ** Unknown type or property: ARCADEGO_NOT_FOUND. On failure *out is left

@@ -8,6 +8,9 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
@@ -29,10 +32,10 @@ import (
 // (sizes, then contents); its release callbacks are in bridge.c (see
 // struct ag_export). No Go pointer is ever stored in it.
 //
-// Every batch holds the rows of one device, so the device column is
-// dictionary-encoded: int32 indices, all 0, into a dictionary of one utf8
-// value, the device's name. It costs 4 bytes a row plus the name once,
-// not a copy of the name per row. The dictionary struct sits in the same
+// The device column is dictionary-encoded: int32 indices into a
+// dictionary of the batch's device names (one, unless the batch joins the
+// short runs of several devices). It costs 4 bytes a row plus each name
+// once, not a copy of the name per row. The dictionary struct sits in the same
 // block with a reference of its own and is released by the release of the
 // device column, as the C Data Interface requires.
 
@@ -244,79 +247,117 @@ func (r *resultColumns) exportSchema(out *C.struct_ArrowSchema) error {
 	return nil
 }
 
-// batchSize returns the bytes of the block of a batch of t for device:
-// structs, pointer arrays and buffers, each buffer 8-byte aligned. A
-// property with a validity bitmap gets room for one even if its rows turn
+// part is the rows of one device in a result batch. A batch joins the
+// small runs a scan yields (one device's rows in a short time range, say)
+// into one, so that a scan of many small devices costs one export and one
+// import per batch_rows rows, not one per device.
+type part struct {
+	device string
+	rows   *tablet.Tablet
+}
+
+// batchSize returns the bytes of the block of a batch of parts: structs,
+// pointer arrays and buffers, each buffer 8-byte aligned. A property with
+// a validity bitmap in any part gets room for one even if its rows turn
 // out to have no nulls. The device column is its indices (4 bytes a row)
-// and a dictionary of one value: the name once.
-func (r *resultColumns) batchSize(device string, t *tablet.Tablet) (uintptr, error) {
-	if len(t.Columns) != len(r.types) {
-		return 0, fmt.Errorf("result batch has %d columns, the stream %d: %w", len(t.Columns), len(r.types), errs.ErrInternal)
+// and a dictionary holding each part's name, a name repeated by
+// consecutive parts once.
+func (r *resultColumns) batchSize(parts []part) (uintptr, error) {
+	var n, names, ndict uintptr
+	for i, p := range parts {
+		if len(p.rows.Columns) != len(r.types) {
+			return 0, fmt.Errorf("result batch has %d columns, the stream %d: %w", len(p.rows.Columns), len(r.types), errs.ErrInternal)
+		}
+		n += uintptr(p.rows.Rows())
+		if i == 0 || p.device != parts[i-1].device {
+			names += uintptr(len(p.device))
+			ndict++
+		}
 	}
-	n := uintptr(t.Rows())
-	if len(device) > math.MaxInt32 {
-		return 0, fmt.Errorf("device name of %d bytes exceeds the %d-byte limit of utf8: %w",
-			len(device), math.MaxInt32, errs.ErrInvalidArgument)
+	if names > math.MaxInt32 || n > math.MaxInt32 {
+		return 0, fmt.Errorf("result batch of %d rows and %d bytes of device names exceeds the limits of utf8 and int32 indices: %w",
+			n, names, errs.ErrInvalidArgument)
 	}
-	k := uintptr(2 + len(t.Columns))
+	k := uintptr(2 + len(r.types))
 	bits := align8((n + 7) / 8)
-	size := sizeofWord + k*sizeofWord + k*sizeofRawArray                     // root buffers, children, structs
-	size += 2*sizeofWord + align8(4*n)                                       // device: NULL validity, indices
-	size += sizeofRawArray + 3*sizeofWord + 8 + align8(uintptr(len(device))) // its dictionary
-	size += 2*sizeofWord + 8*n
-	for i := range t.Columns {
-		c := &t.Columns[i]
-		if c.Type != r.types[i] {
-			return 0, fmt.Errorf("result column %q is %s, the stream's %s: %w", c.Name, c.Type, r.types[i], errs.ErrInternal)
-		}
-		if c.Offset < 0 {
-			return 0, fmt.Errorf("result column %q has offset %d: %w", c.Name, c.Offset, errs.ErrInternal)
-		}
-		end := uintptr(c.Offset) + n
-		if c.Validity != nil {
-			if uintptr(len(c.Validity))*8 < end {
-				return 0, fmt.Errorf("result column %q has %d validity bytes for %d rows: %w", c.Name, len(c.Validity), end, errs.ErrInternal)
+	size := sizeofWord + k*sizeofWord + k*sizeofRawArray                        // root buffers, children, structs
+	size += 2*sizeofWord + align8(4*n)                                          // device: NULL validity, indices
+	size += sizeofRawArray + 3*sizeofWord + align8(4*(ndict+1)) + align8(names) // its dictionary
+	size += 2*sizeofWord + 8*n                                                  // time
+	for i, pt := range r.types {
+		valid, data := false, uintptr(0)
+		for _, p := range parts {
+			c := &p.rows.Columns[i]
+			m := uintptr(p.rows.Rows())
+			if c.Type != pt {
+				return 0, fmt.Errorf("result column %q is %s, the stream's %s: %w", c.Name, c.Type, pt, errs.ErrInternal)
 			}
+			if c.Offset < 0 {
+				return 0, fmt.Errorf("result column %q has offset %d: %w", c.Name, c.Offset, errs.ErrInternal)
+			}
+			end := uintptr(c.Offset) + m
+			if c.Validity != nil {
+				if uintptr(len(c.Validity))*8 < end {
+					return 0, fmt.Errorf("result column %q has %d validity bytes for %d rows: %w", c.Name, len(c.Validity), end, errs.ErrInternal)
+				}
+				valid = true
+			}
+			switch {
+			case pt == schema.Boolean:
+				if uintptr(len(c.Values))*8 < end {
+					return 0, fmt.Errorf("result column %q has %d value bytes for %d rows: %w", c.Name, len(c.Values), end, errs.ErrInternal)
+				}
+			case tablet.VarWidth(pt):
+				if uintptr(len(c.Offsets)) < end+1 {
+					return 0, fmt.Errorf("result column %q has %d offsets for %d rows: %w", c.Name, len(c.Offsets), m, errs.ErrInternal)
+				}
+				lo, hi := c.Offsets[c.Offset], c.Offsets[end]
+				if lo < 0 || hi < lo || int(hi) > len(c.Data) {
+					return 0, fmt.Errorf("result column %q has value offsets %d..%d outside %d bytes: %w", c.Name, lo, hi, len(c.Data), errs.ErrInternal)
+				}
+				data += uintptr(hi - lo)
+			default:
+				w := uintptr(tablet.Width(pt))
+				if uintptr(len(c.Values)) < end*w {
+					return 0, fmt.Errorf("result column %q has %d value bytes for %d rows: %w", c.Name, len(c.Values), end, errs.ErrInternal)
+				}
+			}
+		}
+		if data > math.MaxInt32 {
+			return 0, fmt.Errorf("result column %q: %d bytes in one batch exceed the int32 offsets of Arrow's utf8 and binary: %w",
+				parts[0].rows.Columns[i].Name, data, errs.ErrInvalidArgument)
+		}
+		if valid {
 			size += bits
 		}
 		switch {
-		case c.Type == schema.Boolean:
-			if uintptr(len(c.Values))*8 < end {
-				return 0, fmt.Errorf("result column %q has %d value bytes for %d rows: %w", c.Name, len(c.Values), end, errs.ErrInternal)
-			}
+		case pt == schema.Boolean:
 			size += 2*sizeofWord + bits
-		case tablet.VarWidth(c.Type):
-			if uintptr(len(c.Offsets)) < end+1 {
-				return 0, fmt.Errorf("result column %q has %d offsets for %d rows: %w", c.Name, len(c.Offsets), n, errs.ErrInternal)
-			}
-			lo, hi := c.Offsets[c.Offset], c.Offsets[c.Offset+int(n)]
-			if lo < 0 || hi < lo || int(hi) > len(c.Data) {
-				return 0, fmt.Errorf("result column %q has value offsets %d..%d outside %d bytes: %w", c.Name, lo, hi, len(c.Data), errs.ErrInternal)
-			}
-			size += 3*sizeofWord + align8(4*(n+1)) + align8(uintptr(hi-lo))
+		case tablet.VarWidth(pt):
+			size += 3*sizeofWord + align8(4*(n+1)) + align8(data)
 		default:
-			w := uintptr(tablet.Width(c.Type))
-			if uintptr(len(c.Values)) < end*w {
-				return 0, fmt.Errorf("result column %q has %d value bytes for %d rows: %w", c.Name, len(c.Values), end, errs.ErrInternal)
-			}
-			size += 2*sizeofWord + align8(w*n)
+			size += 2*sizeofWord + align8(uintptr(tablet.Width(pt))*n)
 		}
 	}
 	return size, nil
 }
 
-// exportBatch writes the rows of t, for device, as a struct array into out.
-func (r *resultColumns) exportBatch(device string, t *tablet.Tablet, out *C.struct_ArrowArray) error {
-	size, err := r.batchSize(device, t)
+// exportBatch writes the rows of parts, in order, as one struct array into
+// out.
+func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) error {
+	size, err := r.batchSize(parts)
 	if err != nil {
 		return err
 	}
-	k := 2 + len(t.Columns)
+	k := 2 + len(r.types)
 	b, err := newBlock(size, 1+k+1) // the root, the columns, the device's dictionary
 	if err != nil {
 		return err
 	}
-	n := t.Rows()
+	n := 0
+	for _, p := range parts {
+		n += p.rows.Rows()
+	}
 	rootBufs := b.take(sizeofWord) // the struct's validity: NULL
 	kids := b.take(uintptr(k) * sizeofWord)
 	slots := words(kids, int64(k))
@@ -340,20 +381,39 @@ func (r *resultColumns) exportBatch(device string, t *tablet.Tablet, out *C.stru
 		}
 	}
 
-	// The device: every index 0 (the block is zeroed) into a dictionary
-	// holding the name once.
-	indices, _ := b.buffer(4 * n)
-	child(0, 0, 0, indices)
+	// The device: per row the index of its part's name in the dictionary.
+	ip, ib := b.buffer(4 * n)
+	indices := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(ib))), n)
+	var dictNames []string
+	row := 0
+	for i, p := range parts {
+		if i == 0 || p.device != parts[i-1].device {
+			dictNames = append(dictNames, p.device)
+		}
+		idx := int32(len(dictNames) - 1)
+		for j := range p.rows.Rows() {
+			indices[row+j] = idx
+		}
+		row += p.rows.Rows()
+	}
+	child(0, 0, 0, ip)
 	dictBufs := b.take(3 * sizeofWord)
-	offsets := b.take(8)
-	unsafe.Slice(at[int32](offsets), 2)[1] = int32(len(device))
-	data, name := b.buffer(len(device))
-	copy(name, device)
+	op := b.take(uintptr(4 * (len(dictNames) + 1)))
+	offsets := unsafe.Slice(at[int32](op), len(dictNames)+1)
+	nameBytes := 0
+	for i, name := range dictNames {
+		nameBytes += len(name)
+		offsets[i+1] = int32(nameBytes)
+	}
+	data, nb := b.buffer(nameBytes)
+	for i, name := range dictNames {
+		copy(nb[offsets[i]:], name)
+	}
 	ptrs := words(dictBufs, 3)
-	ptrs[1], ptrs[2] = offsets, data
+	ptrs[1], ptrs[2] = op, data
 	dict := b.take(sizeofRawArray)
 	*at[rawArray](dict) = rawArray{
-		length:      1,
+		length:      int64(len(dictNames)),
 		nBuffers:    3,
 		buffers:     dictBufs,
 		release:     exportArrayChildRelease,
@@ -361,47 +421,92 @@ func (r *resultColumns) exportBatch(device string, t *tablet.Tablet, out *C.stru
 	}
 	at[rawArray](slots[0]).dictionary = dict
 
+	// The fixed-width buffers, most of a batch's bytes, are copied at the
+	// end, several at once: the copy is bound by faulting in the fresh
+	// memory, which the kernel does for threads in parallel.
+	var copies [][2][]byte
 	times, tb := b.buffer(8 * n)
-	copy(tb, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t.Times))), 8*n))
+	row = 0
+	for _, p := range parts {
+		m := p.rows.Rows()
+		copies = append(copies, [2][]byte{tb[8*row : 8*(row+m)], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p.rows.Times))), 8*m)})
+		row += m
+	}
 	child(1, 0, 0, times)
 
-	for i := range t.Columns {
-		c := &t.Columns[i]
-		off := c.Offset
+	for i, pt := range r.types {
 		valid, nulls := uintptr(0), 0
-		if c.Validity != nil {
+		for _, p := range parts {
+			if p.rows.Columns[i].Validity != nil {
+				valid = 1
+			}
+		}
+		if valid != 0 {
 			p, bits := b.buffer((n + 7) / 8)
-			if nulls = n - bitutil.CountSetBits(c.Validity, off, n); nulls > 0 {
-				bitutil.CopyBitmap(c.Validity, off, n, bits, 0)
+			row := 0
+			for _, part := range parts {
+				c, m := &part.rows.Columns[i], part.rows.Rows()
+				if c.Validity == nil {
+					bitutil.SetBitsTo(bits, int64(row), int64(m), true)
+				} else {
+					nulls += m - bitutil.CountSetBits(c.Validity, c.Offset, m)
+					bitutil.CopyBitmap(c.Validity, c.Offset, m, bits, row)
+				}
+				row += m
+			}
+			valid = 0
+			if nulls > 0 {
 				valid = p
 			}
 		}
 		switch {
-		case c.Type == schema.Boolean:
+		case pt == schema.Boolean:
 			p, v := b.buffer((n + 7) / 8)
-			bitutil.CopyBitmap(c.Values, off, n, v, 0)
+			row := 0
+			for _, part := range parts {
+				c, m := &part.rows.Columns[i], part.rows.Rows()
+				bitutil.CopyBitmap(c.Values, c.Offset, m, v, row)
+				row += m
+			}
 			child(2+i, nulls, valid, p)
-		case tablet.VarWidth(c.Type):
-			lo, hi := c.Offsets[off], c.Offsets[off+n]
+		case tablet.VarWidth(pt):
 			o := b.take(uintptr(4 * (n + 1)))
 			dst := unsafe.Slice(at[int32](o), n+1)
-			for j, x := range c.Offsets[off : off+n+1] {
-				if x < lo || x > hi {
-					b.free()
-					return fmt.Errorf("result column %q has value offset %d out of order at row %d: %w", c.Name, x, j, errs.ErrInternal)
+			var total int32
+			row := 0
+			for _, part := range parts {
+				c, m := &part.rows.Columns[i], part.rows.Rows()
+				lo, hi := c.Offsets[c.Offset], c.Offsets[c.Offset+m]
+				for j, x := range c.Offsets[c.Offset : c.Offset+m+1] {
+					if x < lo || x > hi {
+						b.free()
+						return fmt.Errorf("result column %q has value offset %d out of order at row %d: %w", c.Name, x, j, errs.ErrInternal)
+					}
+					dst[row+j] = total + x - lo
 				}
-				dst[j] = x - lo
+				total += hi - lo
+				row += m
 			}
-			p, d := b.buffer(int(hi - lo))
-			copy(d, c.Data[lo:hi])
+			p, d := b.buffer(int(total))
+			for _, part := range parts {
+				c, m := &part.rows.Columns[i], part.rows.Rows()
+				lo, hi := c.Offsets[c.Offset], c.Offsets[c.Offset+m]
+				d = d[copy(d, c.Data[lo:hi]):]
+			}
 			child(2+i, nulls, valid, o, p)
 		default:
-			w := tablet.Width(c.Type)
+			w := tablet.Width(pt)
 			p, v := b.buffer(w * n)
-			copy(v, c.Values[off*w:(off+n)*w])
+			row := 0
+			for _, part := range parts {
+				c, m := &part.rows.Columns[i], part.rows.Rows()
+				copies = append(copies, [2][]byte{v[w*row : w*(row+m)], c.Values[c.Offset*w : (c.Offset+m)*w]})
+				row += m
+			}
 			child(2+i, nulls, valid, p)
 		}
 	}
+	copyAll(copies)
 	*at[rawArray](uintptr(unsafe.Pointer(out))) = rawArray{
 		length:      int64(n),
 		nBuffers:    1,
@@ -412,4 +517,36 @@ func (r *resultColumns) exportBatch(device string, t *tablet.Tablet, out *C.stru
 		privateData: b.base,
 	}
 	return nil
+}
+
+// parallelCopyBytes is the size of a batch from which its buffers are
+// copied by several goroutines.
+const parallelCopyBytes = 1 << 20
+
+// copyAll copies each pair's second slice into its first, on up to
+// GOMAXPROCS goroutines when there is enough to copy.
+func copyAll(copies [][2][]byte) {
+	total := 0
+	for _, c := range copies {
+		total += len(c[1])
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(copies))
+	if total < parallelCopyBytes || workers < 2 {
+		for _, c := range copies {
+			copy(c[0], c[1])
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(copies); i = int(next.Add(1) - 1) {
+				copy(copies[i][0], copies[i][1])
+			}
+		}()
+	}
+	wg.Wait()
 }

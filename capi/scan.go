@@ -27,10 +27,56 @@ import (
 // result is one open result stream. mu serializes its callbacks, which
 // the consumer may call from any thread.
 type result struct {
-	mu   sync.Mutex
-	db   *dbHandle
-	rows *engine.Rows
-	cols *resultColumns
+	mu        sync.Mutex
+	db        *dbHandle
+	rows      *engine.Rows
+	cols      *resultColumns
+	batchRows int           // the most rows of a batch
+	held      *engine.Batch // read from rows, not yet exported
+	ended     bool          // rows has no more batches
+}
+
+// joinBelow is the size under which a scan's batches (a device's rows, or
+// the part of them in one row group) are joined with the next ones into
+// one result batch of up to batchRows rows.
+const joinBelow = 8192
+
+// nextParts returns the parts of the next result batch, none at the end
+// of the stream: the scan's batches in order, those of fewer than
+// joinBelow rows joined up to batchRows rows. The scan may reuse a
+// batch's memory at its next Next, so a batch kept across it is cloned.
+func (r *result) nextParts() ([]part, error) {
+	var parts []part
+	rows := 0
+	for rows < r.batchRows {
+		if r.held == nil {
+			if r.ended {
+				break
+			}
+			b, ok := r.rows.Next()
+			if !ok {
+				r.ended = true
+				if err := r.rows.Err(); err != nil {
+					return nil, err
+				}
+				break
+			}
+			r.held = &b
+		}
+		m := r.held.Rows.Rows()
+		if len(parts) > 0 && (m >= joinBelow || rows+m > r.batchRows) {
+			break // it starts the next batch
+		}
+		if m >= joinBelow {
+			parts = append(parts, part{r.held.Device, r.held.Rows})
+			r.held = nil
+			break
+		}
+		parts = append(parts, part{r.held.Device, r.held.Rows.Clone()})
+		rows += m
+		r.held = nil
+	}
+	return parts, nil
 }
 
 // scanRequest is the request_json of arcadego_scan.
@@ -55,7 +101,10 @@ func parseScanRequest(cjson *C.char) (engine.ScanRequest, error) {
 	if r.Type == nil {
 		return engine.ScanRequest{}, fmt.Errorf("scan request: \"type\" is required: %w", errInvalid)
 	}
-	req := engine.ScanRequest{Type: *r.Type, Devices: r.Devices, Properties: r.Properties, Start: r.Start, End: r.End}
+	// Each batch is copied into C memory by exportBatch before the next is
+	// read, so the scan may reuse its decode buffers.
+	req := engine.ScanRequest{Type: *r.Type, Devices: r.Devices, Properties: r.Properties, Start: r.Start, End: r.End,
+		ReuseBatches: true}
 	if r.BatchRows != nil {
 		if *r.BatchRows <= 0 {
 			return req, fmt.Errorf("scan request: batch_rows %d must be > 0: %w", *r.BatchRows, errInvalid)
@@ -93,7 +142,11 @@ func arcadego_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArray
 			rows.Close()
 			return err
 		}
-		r := &result{db: d, rows: rows, cols: cols}
+		batchRows := req.BatchRows
+		if batchRows <= 0 {
+			batchRows = engine.DefaultBatchRows
+		}
+		r := &result{db: d, rows: rows, cols: cols, batchRows: batchRows}
 		table.mu.Lock()
 		token := newToken()
 		table.results[token] = r
@@ -168,16 +221,18 @@ func agResultSchema(cr *C.struct_ag_result, out *C.struct_ArrowSchema) C.int {
 //export agResultNext
 func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 	return resultCall(cr, func(r *result) error {
-		b, ok := r.rows.Next()
-		if !ok {
-			err := r.rows.Err() // nil: end of stream, out stays released
+		parts, err := r.nextParts()
+		if err != nil {
 			if errors.Is(err, errs.ErrCanceled) && r.db.isClosed() {
 				// arcadego_close canceled the scan: say so.
 				return fmt.Errorf("%v: the database was closed: %w", err, errs.ErrCanceled)
 			}
 			return err
 		}
-		return r.cols.exportBatch(b.Device, b.Rows, out)
+		if len(parts) == 0 {
+			return nil // end of stream: out stays released
+		}
+		return r.cols.exportBatch(parts, out)
 	})
 }
 

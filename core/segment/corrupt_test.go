@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
 )
 
 // corruptFixture writes a small file of every type over two row groups.
@@ -191,4 +192,25 @@ func TestReadAfterClose(t *testing.T) {
 	_, err = c.Next()
 	require.ErrorIs(t, err, errs.ErrIO)
 	assert.Contains(t, err.Error(), path)
+}
+
+// TestShrunkWhileOpen: a file cut short after Open (never by us) makes the
+// fast path fault on its mapping: an ErrCorrupt naming the file, not a
+// crash.
+func TestShrunkWhileOpen(t *testing.T) {
+	cols := []Column{{ID: 1, Name: "v", Type: schema.Double}, {ID: 2, Name: "w", Type: schema.Int64}}
+	data := map[string][]row{"a": makeRows(cols, 20000, 0, 1, patterns["none"])}
+	f, _ := writeFile(t, Layout{Columns: cols}, WriterOptions{}, data, 20000, 0)
+	require.NotNil(t, f.data, "the file is mapped")
+	require.NoError(t, os.Truncate(f.Path(), 0))
+	for _, window := range []bool{false, true} {
+		sc := f.Scanner(cols)
+		start, end := int64(math.MinInt64), int64(math.MaxInt64)
+		if window {
+			start, end = 100, 200
+		}
+		_, err := sc.Read("a", start, end, 0).Next()
+		require.ErrorIs(t, err, errs.ErrCorrupt, "window %v", window)
+		assert.Contains(t, err.Error(), f.Path())
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/bits"
+	"runtime/debug"
 
 	"github.com/golang/snappy"
 )
@@ -15,11 +16,12 @@ import (
 // time column) in PLAIN-encoded version 1 data pages. The Parquet
 // library's reader copies each chunk twice and each page into a fresh
 // buffer before decompressing it into another, and expands definition
-// levels into an int16 a row; here the pages needed are read once into a
-// reused buffer (and checked against their CRCs), each decompressed into a
-// reused buffer, the levels decoded straight into a validity bitmap and
-// the values copied into place. Anything else (a dictionary page, another
-// encoding, version 2 pages) is left to the library: fastChunk reports it
+// levels into an int16 a row; here the pages needed are read in place from
+// the file's mapping (or once into a reused buffer) and checked against
+// their CRCs, each decompressed into a reused buffer, the levels decoded
+// straight into a validity bitmap and the values copied into place.
+// Anything else (a dictionary page, another encoding, version 2 pages) is
+// left to the library: fastChunk reports it
 // cannot, and the caller falls back.
 
 // pageHeader is what fastChunk needs of a Parquet PageHeader.
@@ -41,9 +43,9 @@ type chunkReader struct {
 }
 
 // fastChunk decodes rows [lo, hi) of column j of row group g (rows rows)
-// into vals ((hi-lo) × width bytes, little endian) and valid (a bitmap of
-// hi-lo bits, all zero on entry); optional says whether the column has
-// definition levels. Only the pages holding [lo, hi) are read, by the
+// into vals ((hi-lo) × width bytes, little endian, nulls as zeros) and
+// valid (a bitmap of hi-lo bits, all zero on entry); optional says whether
+// the column has definition levels. Only the pages holding [lo, hi) are read, by the
 // chunk table's page index, and each is checked against its CRC. It
 // returns the number of nulls. errNotFast means nothing was decoded.
 func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional bool, rows, lo, hi int, vals, valid []byte) (int, error) {
@@ -70,13 +72,25 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 	for _, pg := range c.pages[p0:p1] {
 		n += pg.length
 	}
-	if int64(cap(r.chunk)) < n {
-		r.chunk = make([]byte, n)
+	var pages []byte
+	if f.data != nil {
+		if off < 0 || off+n > int64(len(f.data)) {
+			return 0, fmt.Errorf("column chunk pages at %d..%d past the file's %d bytes", off, off+n, len(f.data))
+		}
+		// A fault on the mapping (the file shrank under us) panics
+		// instead of killing the process; callers recover it.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		pages = f.data[off : off+n : off+n]
+	} else {
+		if int64(cap(r.chunk)) < n {
+			r.chunk = make([]byte, n)
+		}
+		pages = r.chunk[:n]
+		if _, err := f.f.ReadAt(pages, off); err != nil {
+			return 0, fmt.Errorf("read column chunk pages at %d: %w", off, err)
+		}
 	}
-	buf := r.chunk[:n]
-	if _, err := f.f.ReadAt(buf, off); err != nil {
-		return 0, fmt.Errorf("read column chunk pages at %d: %w", off, err)
-	}
+	buf := pages
 	for at, pg := range c.pages[p0:p1] {
 		b := buf[:pg.length]
 		if crc32.Checksum(b, castagnoli) != pg.crc {
@@ -84,7 +98,7 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 		}
 		buf = buf[pg.length:]
 	}
-	buf = r.chunk[:n]
+	buf = pages
 	row, nulls := row0, 0
 	for row < rows && row < hi {
 		h, n, err := parsePageHeader(buf)
@@ -152,11 +166,12 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 		} else {
 			dense := onesBefore(r.levels, a)
 			for i := a; i < b; i++ {
+				out := row + i - lo
 				if r.levels[i>>3]&(1<<(i&7)) == 0 {
+					clear(vals[out*width : (out+1)*width]) // vals may be reused memory
 					nulls++
 					continue
 				}
-				out := row + i - lo
 				copy(vals[out*width:(out+1)*width], page[dense*width:(dense+1)*width])
 				valid[out>>3] |= 1 << (out & 7)
 				dense++

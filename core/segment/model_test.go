@@ -82,8 +82,10 @@ func TestRandomAgainstModel(t *testing.T) {
 				got := readAll(t, f.Read(dev, want, start, end, batch), want, batch)
 				require.Equal(t, project(model[dev], pick, start, end), got, "query %d: %s [%d, %d) batch %d", q, dev, start, end, batch)
 
-				// A scanner visiting devices in order reads the same.
+				// A scanner visiting devices in order reads the same,
+				// reusing its buffers or not.
 				sc := f.Scanner(want)
+				sc.Reuse = q%2 == 1
 				for _, d := range append(sortedKeys(model), "zz") {
 					got := readAll(t, sc.Read(d, start, end, batch), want, batch)
 					require.Equal(t, project(model[d], pick, start, end), got, "scanner, query %d: %s [%d, %d) batch %d", q, d, start, end, batch)
@@ -119,10 +121,13 @@ func TestSmallPagesAreSkipped(t *testing.T) {
 	}
 	require.Greater(t, pages, 10, "pages in the chunk")
 	for _, r := range [][2]int64{{1000, 1100}, {0, 7}, {5990, 6000}, {2001, 2003}, {3000, 9000}} {
-		sc := f.Scanner(cols)
-		for _, d := range []string{"a", "b"} {
-			got := readAll(t, sc.Read(d, r[0], r[1], 50), cols, 50)
-			require.Equal(t, project(data[d], []int{0, 1}, r[0], r[1]), got, "%s [%d, %d)", d, r[0], r[1])
+		for _, reuse := range []bool{false, true} {
+			sc := f.Scanner(cols)
+			sc.Reuse = reuse
+			for _, d := range []string{"a", "b"} {
+				got := readAll(t, sc.Read(d, r[0], r[1], 50), cols, 50)
+				require.Equal(t, project(data[d], []int{0, 1}, r[0], r[1]), got, "%s [%d, %d) reuse %v", d, r[0], r[1], reuse)
+			}
 		}
 	}
 }

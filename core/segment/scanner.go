@@ -20,8 +20,16 @@ import (
 // rows as slices of it: a file of many small devices is decoded once, not
 // once per device (a Cursor per device re-decodes the row group up to the
 // device's rows each time). Memory: one decoded row group. Not safe for
-// concurrent use; batches it returned stay valid after it moves on.
+// concurrent use. Batches it returned stay valid after it moves on,
+// unless Reuse is set.
 type Scanner struct {
+	// Reuse lets the scanner decode into the memory of the batches it
+	// returned before: a batch is then valid only until the next Next of
+	// any of the scanner's cursors. For callers that copy each batch
+	// away at once (an export): it saves a fresh allocation, and the
+	// page faults of fresh memory, per column per row group.
+	Reuse bool
+
 	f       *File
 	cols    []Column
 	src     []int
@@ -30,6 +38,63 @@ type Scanner struct {
 	group   *tablet.Tablet // its rows: times and cols
 	reader  chunkReader    // buffers of window reads
 	readers []*chunkReader // per worker, for reads in parallel
+	spare   [2]decoded     // with Reuse: memory of decode (0) and window (1)
+}
+
+// decoded is the memory of the fixed-width columns of one decode, kept for
+// the next when the Scanner may reuse it.
+type decoded struct {
+	times     []int64
+	timeValid []byte
+	vals      [][]byte
+	valid     [][]byte
+}
+
+// takeTimes returns a buffer of n times and a zeroed n-bit bitmap: d's
+// when Reuse allows (d keeps them for the next call), else fresh ones.
+func (s *Scanner) takeTimes(d *decoded, n int) ([]int64, []byte) {
+	if !s.Reuse {
+		return make([]int64, n), make([]byte, (n+7)/8)
+	}
+	d.times = grow64(d.times, n)
+	d.timeValid = grow(d.timeValid, (n+7)/8)
+	clear(d.timeValid)
+	return d.times, d.timeValid
+}
+
+// takeCols returns, per projected column the fast path may read (others
+// get nil), a buffer of n values and a zeroed n-bit validity bitmap: d's
+// when Reuse allows, else fresh ones.
+func (s *Scanner) takeCols(d *decoded, n int) (vals, valid [][]byte) {
+	if !s.Reuse {
+		vals, valid = make([][]byte, len(s.cols)), make([][]byte, len(s.cols))
+	} else {
+		for len(d.vals) < len(s.cols) {
+			d.vals, d.valid = append(d.vals, nil), append(d.valid, nil)
+		}
+		vals, valid = d.vals[:len(s.cols)], d.valid[:len(s.cols)]
+	}
+	for j, col := range s.cols {
+		w := tablet.Width(col.Type)
+		if s.src[j] < 0 || w == 0 {
+			continue
+		}
+		if !s.Reuse {
+			vals[j], valid[j] = make([]byte, n*w), make([]byte, (n+7)/8)
+			continue
+		}
+		vals[j] = grow(vals[j], n*w)
+		valid[j] = grow(valid[j], (n+7)/8)
+		clear(valid[j])
+	}
+	return vals, valid
+}
+
+func grow64(b []int64, n int) []int64 {
+	if cap(b) < n {
+		return make([]int64, n)
+	}
+	return b[:n]
 }
 
 // Scanner returns a scanner of cols (matched to the file's columns by ID
@@ -191,9 +256,9 @@ func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, 
 		}
 		row += int(pg.values)
 	}
-	times := make([]int64, cut-from)
+	times, timeValid := s.takeTimes(&s.spare[1], cut-from)
 	tvals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*len(times))
-	if _, err := s.f.fastChunk(&s.reader, grp, 1, 8, false, n, from, cut, tvals, make([]byte, (cut-from+7)/8)); err != nil {
+	if _, err := s.f.fastChunk(&s.reader, grp, 1, 8, false, n, from, cut, tvals, timeValid); err != nil {
 		return nil, false, s.wrapFast(err)
 	}
 	lo := sort.Search(len(times), func(i int) bool { return times[i] >= start })
@@ -201,6 +266,7 @@ func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, 
 	past = hi < len(times) || cut < to
 	t = &tablet.Tablet{Times: times[lo:hi:hi], Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}
 	k := hi - lo
+	vals, valids := s.takeCols(&s.spare[1], k)
 	one := func(r *chunkReader, j int) error {
 		col := s.cols[j]
 		out := tablet.Column{Name: col.Name, Type: col.Type}
@@ -208,8 +274,8 @@ func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, 
 			t.Columns[j] = nullColumn(out, k)
 			return nil
 		}
-		out.Values = make([]byte, k*tablet.Width(col.Type))
-		valid := make([]byte, (k+7)/8)
+		out.Values = vals[j]
+		valid := valids[j]
 		nulls, err := s.f.fastChunk(r, grp, 2+s.src[j], tablet.Width(col.Type), true, n, from+lo, from+hi, out.Values, valid)
 		if err != nil {
 			return err
@@ -227,8 +293,10 @@ func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, 
 }
 
 // windowParallel is the number of values from which a window's columns
-// are read by several goroutines.
-const windowParallel = 4096
+// are read by several goroutines. Below it, waking the workers (a futex
+// and a thread switch each) costs more than they save: at 4,096, a 1%
+// range of 100 devices spent a quarter of its time switching threads.
+const windowParallel = 1 << 16
 
 // each runs fn for 0 … n-1, on up to GOMAXPROCS goroutines when parallel,
 // each with its own buffers, and returns the first error.
@@ -291,18 +359,18 @@ func (s *Scanner) decode(rg int) (t *tablet.Tablet, err error) {
 			slow = append(slow, j)
 		}
 	}
-	times := make([]int64, n)
+	times, timeValid := s.takeTimes(&s.spare[0], n)
+	vals, valids := s.takeCols(&s.spare[0], n)
 	one := func(r *chunkReader, task int) error {
 		if task < 0 {
-			vals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*n)
-			_, err := s.f.fastChunk(r, grp, 1, 8, false, n, 0, n, vals, make([]byte, (n+7)/8))
+			tvals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*n)
+			_, err := s.f.fastChunk(r, grp, 1, 8, false, n, 0, n, tvals, timeValid)
 			return err
 		}
 		col := &t.Columns[task]
-		w := tablet.Width(col.Type)
-		col.Values = make([]byte, w*n)
-		valid := make([]byte, (n+7)/8)
-		nulls, err := s.f.fastChunk(r, grp, 2+s.src[task], w, true, n, 0, n, col.Values, valid)
+		col.Values = vals[task]
+		valid := valids[task]
+		nulls, err := s.f.fastChunk(r, grp, 2+s.src[task], tablet.Width(col.Type), true, n, 0, n, col.Values, valid)
 		if nulls > 0 {
 			col.Validity = valid
 		}

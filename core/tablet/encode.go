@@ -257,6 +257,36 @@ func (t *Tablet) Slice(from, to int) *Tablet {
 	return s
 }
 
+// Clone returns a copy of t that owns its memory, each column's rows
+// realigned to Offset 0.
+func (t *Tablet) Clone() *Tablet {
+	n := t.Rows()
+	c := &Tablet{Times: append([]int64(nil), t.Times...), Columns: make([]Column, len(t.Columns)), TimeUnit: t.TimeUnit, TimeZone: t.TimeZone}
+	for i := range t.Columns {
+		src := &t.Columns[i]
+		dst := Column{Name: src.Name, Type: src.Type}
+		if src.Validity != nil {
+			dst.Validity = appendBits(nil, src.Validity, src.Offset, n)
+		}
+		switch {
+		case src.Type == schema.Boolean:
+			dst.Values = appendBits(nil, src.Values, src.Offset, n)
+		case VarWidth(src.Type):
+			lo, hi := src.Offsets[src.Offset], src.Offsets[src.Offset+n]
+			dst.Offsets = make([]int32, n+1)
+			for j, x := range src.Offsets[src.Offset : src.Offset+n+1] {
+				dst.Offsets[j] = x - lo
+			}
+			dst.Data = append([]byte{}, src.Data[lo:hi]...)
+		default:
+			w := Width(src.Type)
+			dst.Values = append([]byte{}, src.Values[src.Offset*w:(src.Offset+n)*w]...)
+		}
+		c.Columns[i] = dst
+	}
+	return c
+}
+
 // appendBits appends n bits of src starting at bit off, realigned to bit 0.
 func appendBits(dst, src []byte, off, n int) []byte {
 	if off%8 == 0 {

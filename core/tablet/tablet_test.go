@@ -70,6 +70,31 @@ func TestSliceAndEncodeOfSliceRealignsBits(t *testing.T) {
 	}
 }
 
+func TestCloneOwnsItsRows(t *testing.T) {
+	src := sample()
+	for _, r := range [][2]int{{0, 5}, {1, 4}, {3, 5}, {2, 2}} {
+		s := src.Slice(r[0], r[1])
+		c := s.Clone()
+		require.NoError(t, c.Validate())
+		assert.Equal(t, table(s), table(c), "rows %v", r)
+		assert.Equal(t, s.TimeUnit, c.TimeUnit)
+		for j := range c.Columns {
+			assert.Zero(t, c.Columns[j].Offset, "column %s realigned", c.Columns[j].Name)
+		}
+		// Overwriting the source leaves the clone as it was.
+		want := table(c)
+		for j := range src.Columns {
+			col := &src.Columns[j]
+			clear(col.Values)
+			clear(col.Data)
+			clear(col.Validity)
+		}
+		clear(src.Times)
+		assert.Equal(t, want, table(c), "rows %v after the source changed", r)
+		src = sample()
+	}
+}
+
 func TestValidateNamesTheOffendingColumn(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -33,10 +33,11 @@ class Result:
     rows are sorted by device, then time.
 
     The ``device`` column is dictionary-encoded in the Arrow stream
-    (``dictionary<int32, string>``, not ordered): each batch holds the rows
-    of one device, so its dictionary is that one name and every index is 0,
-    4 bytes a row instead of a copy of the name per row. Batches of different
-    devices carry different dictionaries. ``to_pylist()`` and ``to_pydict()``
+    (``dictionary<int32, string>``, not ordered): a batch's dictionary holds
+    the names of the devices whose rows it holds (one, unless it joins the
+    short runs of several devices, up to ``batch_rows`` rows), so the column
+    costs 4 bytes a row instead of a copy of the name per row. Batches carry
+    different dictionaries. ``to_pylist()`` and ``to_pydict()``
     give plain ``str``; ``to_pandas()`` a pandas Categorical; polars
     (``polars.DataFrame(res)``) reads it as ``pl.Categorical`` and DuckDB as
     VARCHAR. pyarrow keeps one dictionary per chunk, which some of its
@@ -89,8 +90,8 @@ class Result:
         dictionary, so ``group_by`` and ``join`` on ``device`` work.
 
         The stream itself (``__arrow_c_stream__``, for polars, DuckDB or
-        ``pyarrow.RecordBatchReader``) gives each batch a dictionary of one
-        entry, its device. pyarrow does not ``sort_by`` a dictionary column;
+        ``pyarrow.RecordBatchReader``) gives each batch a dictionary of its
+        own devices. pyarrow does not ``sort_by`` a dictionary column;
         rows already come sorted by device then time, otherwise cast it:
         ``table.set_column(0, "device", table["device"].cast(pa.string()))``.
         """

@@ -176,8 +176,9 @@ func openResult(t *testing.T, db uintptr, request string) (stream, sch, arr uint
 
 // TestResultDeviceIsDictionaryEncoded checks the layout of the device
 // column: format "i" (int32 indices, not nullable, not ordered) with a
-// dictionary of format "u"; in each batch every index is 0 and the
-// dictionary is one value, the batch's device.
+// dictionary of format "u"; a batch of one device has every index 0 and
+// a dictionary of one value, its device; a batch joining several small
+// devices has a dictionary of their names in order.
 func TestResultDeviceIsDictionaryEncoded(t *testing.T) {
 	db := openDB(t, "", "")
 	execDDL(t, db, schemaAB)
@@ -208,7 +209,7 @@ func TestResultDeviceIsDictionaryEncoded(t *testing.T) {
 	}
 	releaseSchema(sch)
 
-	r := scanResult(t, db, `{"type": "A"}`)
+	r := scanResult(t, db, `{"type": "A", "batch_rows": 3}`)
 	assert.Equal(t, []string{"i", "l", "l", "u"}, r.formats)
 	assert.Equal(t, []string{"u", "", "", ""}, r.dicts)
 	assert.Equal(t, []int64{0, 0, flagNullable, flagNullable}, r.flags)
@@ -220,8 +221,8 @@ func TestResultDeviceIsDictionaryEncoded(t *testing.T) {
 	assert.Equal(t, []any{"", "", "", "a device name that is rather long", "a device name that is rather long",
 		"a device name that is rather long", "dev-ü", "dev-ü", "dev-ü"}, got)
 
-	// Each batch, as laid out.
-	stream, _, arr := openResult(t, db, `{"type": "A"}`)
+	// Each batch of one device, as laid out.
+	stream, _, arr := openResult(t, db, `{"type": "A", "batch_rows": 3}`)
 	s := at[cStream](stream)
 	for _, want := range []string{"", "a device name that is rather long", "dev-ü"} {
 		a := at[cArray](arr)
@@ -256,6 +257,26 @@ func TestResultDeviceIsDictionaryEncoded(t *testing.T) {
 		require.Zero(t, rc)
 	}
 	assert.Zero(t, at[cArray](arr).release, "end of stream")
+
+	// By default the three small devices share one batch: indices into a
+	// dictionary of the three names.
+	stream, _, arr = openResult(t, db, `{"type": "A"}`)
+	s = at[cStream](stream)
+	a := at[cArray](arr)
+	require.Equal(t, int64(9), a.length)
+	c := at[cArray](words(a.children, a.nChildren)[0])
+	assert.Equal(t, []int32{0, 0, 0, 1, 1, 1, 2, 2, 2}, unsafe.Slice(at[int32](words(c.buffers, 2)[1]), 9))
+	dict := at[cArray](c.dictionary)
+	require.Equal(t, int64(3), dict.length)
+	dbufs := words(dict.buffers, 3)
+	names := []string{"", "a device name that is rather long", "dev-ü"}
+	offs := unsafe.Slice(at[int32](dbufs[1]), 4)
+	assert.Equal(t, []int32{0, 0, int32(len(names[1])), int32(len(names[1]) + len(names[2]))}, offs)
+	assert.Equal(t, names[1]+names[2], string(unsafe.Slice(at[byte](dbufs[2]), offs[3])))
+	purego.SyscallN(a.release, arr)
+	rc, _, _ := purego.SyscallN(s.getNext, stream, arr)
+	require.Zero(t, rc)
+	assert.Zero(t, at[cArray](arr).release, "one batch")
 }
 
 // TestResultDeviceColumnSize checks that a large batch's device column

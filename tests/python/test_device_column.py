@@ -1,6 +1,7 @@
 """The device column of results is dictionary-encoded: dictionary<int32,
-string>, each batch a dictionary of one entry (its device) and int32
-indices all 0, so it costs 4 bytes a row, not a copy of the name per row.
+string>, each batch a dictionary of its devices (one entry and indices all
+0 for a batch of one device; the names of several small devices joined up
+to batch_rows), so it costs 4 bytes a row, not a copy of the name per row.
 Every consumer of results reads it: pyarrow, pandas, polars, DuckDB, and
 the pure-Python reader (test_no_pyarrow.py covers it without pyarrow)."""
 
@@ -31,8 +32,8 @@ def _expected_devices() -> list[str]:
 
 
 def test_arrow_type_and_one_entry_dictionaries(three_devices: arcadego.Database) -> None:
-    """The stream: each batch's device column is indices into a dictionary
-    of one entry."""
+    """The stream: batches of batch_rows rows that hold one device have a
+    device column of indices into a dictionary of one entry."""
     res = three_devices.scan("A", batch_rows=2)
     table = pa.RecordBatchReader.from_stream(res).read_all()
     field = table.schema.field("device")
@@ -182,3 +183,43 @@ def test_pure_python_reader_decodes_dictionaries(mem_db: arcadego.Database) -> N
     assert [(f.name, f.format, f.dictionary.format if f.dictionary else None) for f in fields] == [
         ("s", "i", "u"), ("n", "c", "l")]
     assert columns == [[None, "y", "x", None], [10, None, 20, 20]]
+
+
+@pytest.mark.parametrize("flushed", [False, True])
+def test_small_devices_share_batches(arcadego_db: arcadego.Database, flushed: bool) -> None:
+    """A scan of many devices of a few rows each joins them into batches of
+    up to batch_rows rows, each with a dictionary of its devices in order,
+    from the memtable and from Parquet files alike."""
+    names = [f"d{i:03d}" for i in range(300)]
+    arcadego_db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64")
+    with arcadego_db.transaction() as tx:
+        for i, dev in enumerate(names):
+            tx.insert("A", {"time": [1, 2, 3], "k": [i, i + 1000, None if i % 7 == 0 else i]}, device=dev)
+    if flushed:
+        arcadego_db.flush()
+        assert arcadego_db.stats()["memtable_bytes"] == 0
+    expected_k: list[int | None] = []
+    for i in range(300):
+        expected_k += [i, i + 1000, None if i % 7 == 0 else i]
+
+    raw = pa.RecordBatchReader.from_stream(arcadego_db.scan("A")).read_all()
+    assert raw["device"].num_chunks == 1
+    chunk = raw["device"].chunk(0)
+    assert chunk.dictionary.to_pylist() == names
+    assert chunk.indices.to_pylist() == [i for i in range(300) for _ in range(3)]
+    assert raw["k"].to_pylist() == expected_k
+    assert raw["time"].to_pylist() == [1, 2, 3] * 300
+
+    raw = pa.RecordBatchReader.from_stream(arcadego_db.scan("A", batch_rows=100)).read_all()
+    assert raw.num_rows == 900
+    assert raw["device"].num_chunks > 1
+    for c in raw["device"].chunks:
+        assert len(c) <= 100
+        seen = list(dict.fromkeys(c.to_pylist()))
+        assert c.dictionary.to_pylist() == seen, "each name once, in row order"
+    assert raw["device"].to_pylist() == [d for d in names for _ in range(3)]
+    assert raw["k"].to_pylist() == expected_k
+
+    table = arcadego_db.scan("A", start=2, end=3).to_arrow()
+    assert table["device"].cast(pa.string()).to_pylist() == names
+    assert table["k"].to_pylist() == [i + 1000 for i in range(300)]
