@@ -320,6 +320,12 @@ int arcadego_stats(arcadego_db *db, char **json_out, char **err);
 **   "gomaxprocs": N (> 0), "memory_limit": bytes (> 0), "gc_percent": N (-1 = off)
 ** They apply to the whole process. A bad value changes nothing
 ** (ARCADEGO_INVALID_ARGUMENT); NULL is ARCADEGO_INVALID_ARGUMENT too.
+** Unless GOMEMLIMIT is set, the library paces its garbage collector to
+** the memtables: after each collection it sets the memory limit to the
+** most the open databases' memtables have held plus half their budgets
+** (or to what is live plus what is live beyond the memtables, when more),
+** instead of letting the heap double. "memory_limit" turns that off for
+** the life of the process.
 */
 int arcadego_set_runtime(const char *options_json, char **err);
 

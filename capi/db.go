@@ -18,6 +18,7 @@ import (
 	"github.com/arcadego/arcadego/arrowbridge"
 	"github.com/arcadego/arcadego/core/engine"
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/gcpace"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/wal"
 )
@@ -229,6 +230,7 @@ func arcadego_set_runtime(optionsJSON *C.char, cerr **C.char) C.int {
 			runtime.GOMAXPROCS(*o.GOMAXPROCS)
 		}
 		if o.MemoryLimit != nil {
+			gcpace.Disable() // the caller's limit from now on
 			debug.SetMemoryLimit(*o.MemoryLimit)
 		}
 		if o.GCPercent != nil {

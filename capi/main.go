@@ -32,16 +32,28 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"runtime/debug"
 	"unsafe"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/gcpace"
 )
 
 // version is the library version reported by arcadego_version.
 const version = "0.1.0"
 
 func main() {}
+
+// The library's Go runtime serves the engine alone, so it paces the
+// collector to the memtables (package gcpace), unless the process set a
+// memory limit through GOMEMLIMIT; arcadego_set_runtime's memory_limit
+// turns pacing off.
+func init() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		gcpace.Enable()
+	}
+}
 
 // status is the C status code of err (errs.Code).
 func status(err error) C.int { return C.int(errs.Code(err)) }

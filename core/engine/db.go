@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/gcpace"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
@@ -120,6 +121,7 @@ func Open(path string, opts Options) (*DB, error) {
 		db.flusherDone = make(chan struct{})
 		go db.flushLoop()
 	}
+	gcpace.Track(db)
 	return db, nil
 }
 
@@ -301,7 +303,7 @@ func (db *DB) recoveryFlush(end wal.LSN) error {
 	if err := db.flushImmutable(imm, db.pending); err != nil {
 		return err
 	}
-	return db.checkpoint(imm, db.pending)
+	return db.checkpoint(imm.end, imm.catalog, db.pending)
 }
 
 func (db *DB) release() {
@@ -329,6 +331,7 @@ func (db *DB) Close() error {
 	}
 	db.commitMu.Unlock()
 	db.inflight.Wait()
+	defer gcpace.Untrack(db)
 	var err error
 	if db.log != nil {
 		if db.flushErr.Load() == nil && db.log.Stats().LiveBytes > closeCheckpointBytes {
@@ -383,6 +386,10 @@ func (db *DB) LogStats() wal.Stats {
 	}
 	return db.log.Stats()
 }
+
+// Budget returns the memtable budget in bytes (Options.MemtableBudget or
+// its default).
+func (db *DB) Budget() int64 { return db.budget }
 
 // MemoryUsage returns the memtables' estimated size in bytes.
 func (db *DB) MemoryUsage() int64 {

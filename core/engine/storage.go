@@ -286,9 +286,10 @@ func (db *DB) flushLoop() {
 		case v.imm != nil && (db.flushErr.Load() == nil || db.retry):
 			db.retry, db.flushing = false, true
 			db.stateMu.Unlock()
-			err := db.flushImmutable(v.imm, db.catalog.Load())
+			imm := v.imm
+			err := db.flushImmutable(imm, db.catalog.Load())
 			if err == nil {
-				err = db.checkpoint(v.imm, db.catalog.Load())
+				err = db.checkpoint(imm.end, imm.catalog, db.catalog.Load())
 			}
 			db.stateMu.Lock()
 			db.flushing = false
@@ -796,24 +797,26 @@ func layoutOf(ty *schema.Type) segment.Layout {
 	return l
 }
 
-// checkpoint records that the log before imm.end is in the Parquet files:
-// it writes the catalog as of imm.end, then the manifest naming it, then
-// deletes the log segments, the previous snapshot and the directories of
-// dropped types, in that order, so a crash at any point leaves either
-// checkpoint whole. cur is the newest catalog.
-func (db *DB) checkpoint(imm *immutable, cur *schema.Catalog) error {
+// checkpoint records that the log before end is in the Parquet files
+// (snap being the catalog as of end): it writes snap, then the manifest
+// naming it, then deletes the log segments, the previous snapshot and the
+// directories of dropped types, in that order, so a crash at any point
+// leaves either checkpoint whole. cur is the newest catalog. It takes the
+// flushed memtable's end and catalog, not the memtable, so that the
+// memtable's memory can go while the checkpoint waits for its fsyncs.
+func (db *DB) checkpoint(end wal.LSN, snap, cur *schema.Catalog) error {
 	if err := db.injected("checkpoint"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	sync := db.syncing()
 	m := *db.man
 	m.Checkpoint++
-	m.End = uint64(imm.end)
+	m.End = uint64(end)
 	m.Catalog = fmt.Sprintf("catalog-%016d.snap", m.Checkpoint)
-	if err := writeFileAtomic(db.path, m.Catalog, schema.AppendCatalog(nil, imm.catalog), sync); err != nil {
+	if err := writeFileAtomic(db.path, m.Catalog, schema.AppendCatalog(nil, snap), sync); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	m.WALFirst = db.log.KeptFrom(imm.end)
+	m.WALFirst = db.log.KeptFrom(end)
 	m.WALLast = db.log.Active()
 	m.Tables = map[uint32]int64{}
 	for id, t := range db.view.Load().tables {

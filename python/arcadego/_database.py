@@ -626,6 +626,11 @@ def set_runtime(gomaxprocs: int | None = None, memory_limit: int | None = None,
     """Set Go runtime limits of the library (which the Go runtime otherwise
     reads only from the environment at process start).
 
+    Unless ``GOMEMLIMIT`` is set, the library paces its garbage collector
+    to the memtables: memory is the most the open databases' memtables have
+    held plus half their budgets, rather than twice what is live. A
+    ``memory_limit`` replaces that pacing for the life of the process.
+
     Example::
 
         arcadego.set_runtime(gomaxprocs=2, memory_limit=4 << 30)
