@@ -1,5 +1,7 @@
 // The C half of capi: see bridge.h.
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "bridge.h"
 #include "_cgo_export.h"
@@ -48,11 +50,85 @@ void ag_shadow_array_release(struct ArrowArray *a) { a->release = NULL; }
 
 _Alignas(64) const uint64_t ag_zeros[AG_ZEROS / 8] = {0};
 
-static void ag_export_unref(void *block) {
-  struct ag_export *e = block;
-  if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-    free(e);
+static pthread_mutex_t ag_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  struct ag_export *block;
+  int64_t since; /* CLOCK_MONOTONIC ns */
+} ag_pool[AG_POOL_SLOTS];
+static int ag_pool_len;
+static size_t ag_pool_bytes;
+
+static int64_t ag_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void *ag_export_alloc(size_t size) {
+  if (size >= AG_POOL_MIN) {
+    struct ag_export *best = NULL;
+    pthread_mutex_lock(&ag_pool_mu);
+    int at = -1;
+    for (int i = 0; i < ag_pool_len; i++) {
+      size_t cap = (size_t)ag_pool[i].block->cap;
+      if (cap >= size && cap <= size + size / 2 && (at < 0 || cap < (size_t)ag_pool[at].block->cap)) {
+        at = i;
+      }
+    }
+    if (at >= 0) {
+      best = ag_pool[at].block;
+      ag_pool_bytes -= (size_t)best->cap;
+      ag_pool[at] = ag_pool[--ag_pool_len];
+    }
+    pthread_mutex_unlock(&ag_pool_mu);
+    if (best != NULL) {
+      int64_t cap = best->cap;
+      memset(best, 0, size);
+      best->cap = cap;
+      return best;
+    }
   }
+  struct ag_export *e = calloc(1, size);
+  if (e != NULL) {
+    e->cap = (int64_t)size;
+  }
+  return e;
+}
+
+void ag_export_unref(void *block) {
+  struct ag_export *e = block;
+  if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0) {
+    return;
+  }
+  if ((size_t)e->cap >= AG_POOL_MIN) {
+    pthread_mutex_lock(&ag_pool_mu);
+    if (ag_pool_len < AG_POOL_SLOTS && ag_pool_bytes + (size_t)e->cap <= AG_POOL_BYTES) {
+      ag_pool[ag_pool_len].block = e;
+      ag_pool[ag_pool_len].since = ag_now();
+      ag_pool_len++;
+      ag_pool_bytes += (size_t)e->cap;
+      e = NULL;
+    }
+    pthread_mutex_unlock(&ag_pool_mu);
+  }
+  free(e);
+}
+
+size_t ag_pool_trim(int64_t max_age_ns) {
+  int64_t now = ag_now();
+  pthread_mutex_lock(&ag_pool_mu);
+  for (int i = 0; i < ag_pool_len;) {
+    if (now - ag_pool[i].since >= max_age_ns) {
+      ag_pool_bytes -= (size_t)ag_pool[i].block->cap;
+      free(ag_pool[i].block);
+      ag_pool[i] = ag_pool[--ag_pool_len];
+    } else {
+      i++;
+    }
+  }
+  size_t kept = ag_pool_bytes;
+  pthread_mutex_unlock(&ag_pool_mu);
+  return kept;
 }
 
 /* A child struct may sit in the block or, moved, in the consumer's memory:

@@ -91,7 +91,27 @@ int ag_result_init(struct ArrowArrayStream *out, uintptr_t id);
 ** not yet released; the block is freed when the count reaches zero. */
 struct ag_export {
   int64_t refs;
+  int64_t cap; /* bytes allocated, header included */
 };
+
+/* Blocks of AG_POOL_MIN bytes and more are kept, when released, for later
+** results (up to AG_POOL_BYTES in all, each for a request of at most 1.5
+** times its size, zeroed again before reuse), and freed by ag_pool_trim
+** once unused for a while. A scan's batches are megabytes each: writing
+** them into fresh memory costs a page fault per 4 KiB, which was as much
+** as the copy itself, and a process that reads results again and again
+** (a dashboard, a test suite) would pay it every time. */
+#define AG_POOL_MIN (1 << 20)
+#define AG_POOL_BYTES ((size_t)256 << 20)
+#define AG_POOL_SLOTS 256
+/* ag_export_alloc returns a zeroed block of size bytes (header included,
+** its cap set), or NULL. */
+void *ag_export_alloc(size_t size);
+/* ag_export_unref drops a reference to a block, releasing it at zero. */
+void ag_export_unref(void *block);
+/* ag_pool_trim frees the kept blocks unused for max_age_ns or more; it
+** returns the bytes still kept. */
+size_t ag_pool_trim(int64_t max_age_ns);
 void ag_export_schema_release(struct ArrowSchema *s);
 void ag_export_schema_child_release(struct ArrowSchema *s);
 void ag_export_array_release(struct ArrowArray *a);

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
@@ -27,7 +28,7 @@ import (
 // property type), so its schema and batches are written here directly
 // rather than built as arrow arrays and exported with arrow/cdata, which
 // costs several allocations and C calls per column: for a row of 10,000
-// columns, tens of milliseconds. Each export is one C block (C.calloc)
+// columns, tens of milliseconds. Each export is one C block (ag_export_alloc)
 // holding every struct, pointer array and buffer, carved in two passes
 // (sizes, then contents); its release callbacks are in bridge.c (see
 // struct ag_export). No Go pointer is ever stored in it.
@@ -52,6 +53,21 @@ const (
 	// follows is 16-byte aligned, as malloc's own memory.
 	blockHeader = 16
 )
+
+// poolMaxAge is how long a released result block is kept for reuse (see
+// AG_POOL_MIN in bridge.h): long enough for the next scan of a loop, short
+// enough that an idle process gives the memory back.
+const poolMaxAge = time.Second
+
+// The kept blocks are trimmed by a goroutine that wakes once per
+// poolMaxAge.
+func init() {
+	go func() {
+		for range time.Tick(poolMaxAge) {
+			C.ag_pool_trim(C.int64_t(poolMaxAge))
+		}
+	}()
+}
 
 // resultColumns is the schema of a result stream, worked out once per
 // stream: "device" (dictionary<int32, utf8>), the time column, then the
@@ -159,7 +175,7 @@ type block struct {
 // whose reference count is refs.
 func newBlock(size uintptr, refs int) (*block, error) {
 	size += blockHeader
-	p := C.calloc(1, C.size_t(size))
+	p := C.ag_export_alloc(C.size_t(size))
 	if p == nil {
 		return nil, fmt.Errorf("out of memory for a %d-byte result: %w", size, errs.ErrInternal)
 	}
@@ -197,7 +213,11 @@ func (b *block) cstring(s string) uintptr {
 	return p
 }
 
-func (b *block) free() { C.free(unsafe.Pointer(at[byte](b.base))) }
+// free releases a block none of whose structs was handed out.
+func (b *block) free() {
+	at[C.struct_ag_export](b.base).refs = 1
+	C.ag_export_unref(unsafe.Pointer(at[byte](b.base)))
+}
 
 func align8(n uintptr) uintptr { return (n + 7) &^ 7 }
 
