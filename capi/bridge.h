@@ -102,8 +102,8 @@ struct ag_export {
 ** as the copy itself, and a process that reads results again and again
 ** (a dashboard, a test suite) would pay it every time. */
 #define AG_POOL_MIN (1 << 20)
-#define AG_POOL_BYTES ((size_t)256 << 20)
-#define AG_POOL_SLOTS 256
+#define AG_POOL_BYTES ((size_t)1 << 30)
+#define AG_POOL_SLOTS 1024
 /* ag_export_alloc returns a zeroed block of size bytes (header included,
 ** its cap set), or NULL. */
 void *ag_export_alloc(size_t size);
