@@ -33,7 +33,11 @@
 **    done.
 **  - Strings are UTF-8. Type, property and device names are user strings of
 **    at most 256 bytes without control characters; none ever becomes a file
-**    name.
+**    name. A name or script ends at its first NUL, as C strings do: a
+**    binding from a language whose strings may hold NUL must refuse them
+**    (the Python package does), or "A\0B" names type "A". Names that reach
+**    the library whole (in JSON) are checked: a control character in a
+**    scan's type, property or device is ARCADEGO_INVALID_ARGUMENT.
 **  - The library never lets a Go panic cross this boundary: a recovered
 **    panic is reported as ARCADEGO_INTERNAL. Reading an Arrow buffer that
 **    is shorter than its array claims is caught where the memory is

@@ -450,6 +450,13 @@ func TestScanProjectionRangeDevicesAndBatches(t *testing.T) {
 	assert.ErrorIs(t, err, errs.ErrNotFound)
 	_, err = db.Scan(context.Background(), ScanRequest{Type: "Nope"})
 	assert.ErrorIs(t, err, errs.ErrNotFound)
+	// Names no write could have used are bad arguments.
+	for _, req := range []ScanRequest{
+		{Type: "A\x00B"}, {Type: ""}, {Type: "A", Properties: []string{"k\nx"}}, {Type: "A", Devices: []string{"a", "c\x00"}},
+	} {
+		_, err = db.Scan(context.Background(), req)
+		assert.ErrorIs(t, err, errs.ErrInvalidArgument, "%+v", req)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -77,6 +77,20 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// A name no write could have used is a bad argument, not a miss.
+	if err := schema.ValidateName("type", req.Type); err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	for _, name := range req.Properties {
+		if err := schema.ValidateName("property", name); err != nil {
+			return nil, fmt.Errorf("scan: %w", err)
+		}
+	}
+	for _, d := range req.Devices {
+		if err := validateDevice(d); err != nil {
+			return nil, fmt.Errorf("scan: %w", err)
+		}
+	}
 	cat := db.catalog.Load()
 	ty, ok := cat.Type(req.Type)
 	if !ok {

@@ -54,9 +54,17 @@ def _user_stacklevel() -> int:
 
 
 def _encode(value: str, what: str) -> bytes:
+    """value as the NUL-terminated UTF-8 the C ABI takes. A NUL inside it
+    would end the C string early (``"A\\x00B"`` would name ``A``), and a
+    lone surrogate has no UTF-8: both are refused, naming the value."""
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{what} must be str, got {type(value).__name__}")
-    return value.encode("utf-8")
+    if "\x00" in value:
+        raise InvalidArgumentError(f"invalid {what} {value!r}: control character U+0000 (NUL)")
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidArgumentError(f"invalid {what} {value!r}: not valid Unicode ({e.reason})") from None
 
 
 def _is_pandas_frame(data: Any) -> bool:
@@ -146,7 +154,27 @@ class _Input:
         self.keep = None
 
 
+def _column_names(data: Any) -> list[Any]:
+    """The column names of data where it tells them without a copy (dict
+    keys, pandas and polars columns, a pyarrow schema), else []."""
+    if isinstance(data, Mapping):
+        return list(data.keys())
+    if _is_pandas_frame(data):
+        return list(data.columns)
+    schema = getattr(data, "schema", None)
+    names = getattr(schema, "names", None)
+    if isinstance(names, list):
+        return names
+    columns = getattr(data, "columns", None)
+    return list(columns) if isinstance(columns, list) else []
+
+
 def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
+    # The C Data Interface carries names as NUL-terminated strings: a NUL
+    # inside one would silently shorten it.
+    for name in _column_names(data):
+        if isinstance(name, str) and "\x00" in name:
+            raise InvalidArgumentError(f"invalid column name {name!r}: control character U+0000 (NUL)")
     inp = _Input()
     if _is_pandas_frame(data):
         pa = _optional.pyarrow()
@@ -609,6 +637,8 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
             p = os.fsdecode(p)
         if p == "":
             p = None
+        elif "\x00" in p:
+            raise InvalidArgumentError(f"invalid path {p!r}: control character U+0000 (NUL)")
     opts: dict[str, Any] = {"sync": sync, "auto_create": bool(auto_create), "time_column": time_column}
     if memtable_budget is not None:
         opts["memtable_budget"] = int(memtable_budget)
