@@ -44,8 +44,11 @@
 **    unmapped (ARCADEGO_INVALID_ARGUMENT); a buffer that is merely short
 **    inside mapped memory cannot be detected.
 **  - A process that forks must not call the library in the child: the Go
-**    runtime does not survive fork(). Use exec, or Python's "spawn" or
-**    "forkserver" start methods.
+**    runtime does not survive fork(). The library notices (pthread_atfork)
+**    and, in the child, returns ARCADEGO_CLOSED from every call with a
+**    message, releasing any Arrow input, without entering Go or touching
+**    the parent's database. Use exec, or Python's "spawn" or "forkserver"
+**    start methods.
 **
 ** All functions are thread safe, except that one transaction must not be
 ** used from two threads at once.

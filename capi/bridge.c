@@ -176,6 +176,13 @@ void ag_export_array_release(struct ArrowArray *a) {
   ag_export_array_child_release(a);
 }
 
+/* ag_result_forked sets the error of a stream used in a forked child. */
+static int ag_result_forked(struct ag_result *r) {
+  free(r->last_error);
+  r->last_error = strdup("libarcadego cannot be used in a forked child: the Go runtime does not survive fork()");
+  return EIO;
+}
+
 /* The output structs are zeroed before Go writes into them: Go's write
 ** barrier must never see stale bytes that look like pointers
 ** (apache/arrow-adbc#729). */
@@ -184,6 +191,9 @@ static int ag_result_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *
   if (s->private_data == NULL) {
     return EINVAL;
   }
+  if (ag_in_forked_child()) {
+    return ag_result_forked((struct ag_result *)s->private_data);
+  }
   return agResultSchema((struct ag_result *)s->private_data, out);
 }
 
@@ -191,6 +201,9 @@ static int ag_result_get_next(struct ArrowArrayStream *s, struct ArrowArray *out
   memset(out, 0, sizeof *out);
   if (s->private_data == NULL) {
     return EINVAL;
+  }
+  if (ag_in_forked_child()) {
+    return ag_result_forked((struct ag_result *)s->private_data);
   }
   return agResultNext((struct ag_result *)s->private_data, out);
 }
@@ -205,7 +218,9 @@ static const char *ag_result_get_last_error(struct ArrowArrayStream *s) {
 static void ag_result_release(struct ArrowArrayStream *s) {
   struct ag_result *r = (struct ag_result *)s->private_data;
   if (r != NULL) {
-    agResultRelease(r->id);
+    if (!ag_in_forked_child()) { /* a child leaves the parent's scan alone */
+      agResultRelease(r->id);
+    }
     free(r->last_error);
     free(r);
   }

@@ -78,6 +78,10 @@ struct ag_result {
   uintptr_t id;     /* key of the Go-side reader */
   char *last_error; /* malloc'ed; freed by the next error or the release */
 };
+/* ag_in_forked_child reports whether this process is a fork of the one
+** that loaded the library (exports.c), which must not enter Go. */
+int ag_in_forked_child(void);
+
 /* Fill *out with the result-stream callbacks for reader id. Returns 0, or
 ** ENOMEM. */
 int ag_result_init(struct ArrowArrayStream *out, uintptr_t id);

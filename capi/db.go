@@ -92,8 +92,8 @@ func parseOpenOptions(cjson *C.char) (engine.Options, string, error) {
 	return opts, timeColumn, nil
 }
 
-//export arcadego_open
-func arcadego_open(path *C.char, optionsJSON *C.char, out *C.uintptr_t, cerr **C.char) C.int {
+//export ag_go_open
+func ag_go_open(path *C.char, optionsJSON *C.char, out *C.uintptr_t, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		if out == nil {
 			return fmt.Errorf("open: out is NULL: %w", errs.ErrInvalidArgument)
@@ -112,13 +112,13 @@ func arcadego_open(path *C.char, optionsJSON *C.char, out *C.uintptr_t, cerr **C
 	})
 }
 
-//export arcadego_close
-func arcadego_close(db C.uintptr_t, cerr **C.char) C.int {
+//export ag_go_close
+func ag_go_close(db C.uintptr_t, cerr **C.char) C.int {
 	return call(cerr, func() error { return closeDB(uintptr(db)) })
 }
 
-//export arcadego_begin
-func arcadego_begin(db C.uintptr_t, out *C.uintptr_t, cerr **C.char) C.int {
+//export ag_go_begin
+func ag_go_begin(db C.uintptr_t, out *C.uintptr_t, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		if out == nil {
 			return fmt.Errorf("begin: out is NULL: %w", errs.ErrInvalidArgument)
@@ -137,8 +137,8 @@ func arcadego_begin(db C.uintptr_t, out *C.uintptr_t, cerr **C.char) C.int {
 	})
 }
 
-//export arcadego_tx_exec
-func arcadego_tx_exec(tx C.uintptr_t, script *C.char, cerr **C.char) C.int {
+//export ag_go_tx_exec
+func ag_go_tx_exec(tx C.uintptr_t, script *C.char, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		t, err := lookupTx(uintptr(tx))
 		if err != nil {
@@ -152,8 +152,8 @@ func arcadego_tx_exec(tx C.uintptr_t, script *C.char, cerr **C.char) C.int {
 	})
 }
 
-//export arcadego_commit
-func arcadego_commit(tx C.uintptr_t, cerr **C.char) C.int {
+//export ag_go_commit
+func ag_go_commit(tx C.uintptr_t, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		t, err := lookupTx(uintptr(tx))
 		if err != nil {
@@ -163,8 +163,8 @@ func arcadego_commit(tx C.uintptr_t, cerr **C.char) C.int {
 	})
 }
 
-//export arcadego_rollback
-func arcadego_rollback(tx C.uintptr_t) C.int {
+//export ag_go_rollback
+func ag_go_rollback(tx C.uintptr_t) C.int {
 	return call(nil, func() error {
 		t, err := lookupTx(uintptr(tx))
 		if err != nil {
@@ -177,8 +177,8 @@ func arcadego_rollback(tx C.uintptr_t) C.int {
 	})
 }
 
-//export arcadego_exec
-func arcadego_exec(db C.uintptr_t, script *C.char, cerr **C.char) C.int {
+//export ag_go_exec
+func ag_go_exec(db C.uintptr_t, script *C.char, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		d, err := lookupDB(uintptr(db))
 		if err != nil {
@@ -192,8 +192,8 @@ func arcadego_exec(db C.uintptr_t, script *C.char, cerr **C.char) C.int {
 	})
 }
 
-//export arcadego_cancel
-func arcadego_cancel(db C.uintptr_t) C.int {
+//export ag_go_cancel
+func ag_go_cancel(db C.uintptr_t) C.int {
 	return call(nil, func() error { return cancelDB(uintptr(db)) })
 }
 
@@ -204,8 +204,8 @@ type runtimeOptions struct {
 	GCPercent   *int   `json:"gc_percent"`
 }
 
-//export arcadego_set_runtime
-func arcadego_set_runtime(optionsJSON *C.char, cerr **C.char) C.int {
+//export ag_go_set_runtime
+func ag_go_set_runtime(optionsJSON *C.char, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		src, err := goString("runtime options", optionsJSON)
 		if err != nil {
@@ -286,8 +286,8 @@ func describeType(t *schema.Type) typeJSON {
 	return j
 }
 
-//export arcadego_describe
-func arcadego_describe(db C.uintptr_t, typ *C.char, jsonOut **C.char, cerr **C.char) C.int {
+//export ag_go_describe
+func ag_go_describe(db C.uintptr_t, typ *C.char, jsonOut **C.char, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		if jsonOut == nil {
 			return fmt.Errorf("describe: json_out is NULL: %w", errs.ErrInvalidArgument)
@@ -320,8 +320,8 @@ func arcadego_describe(db C.uintptr_t, typ *C.char, jsonOut **C.char, cerr **C.c
 	})
 }
 
-//export arcadego_flush
-func arcadego_flush(db C.uintptr_t, cerr **C.char) C.int {
+//export ag_go_flush
+func ag_go_flush(db C.uintptr_t, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		d, err := lookupDB(uintptr(db))
 		if err != nil {
@@ -331,8 +331,8 @@ func arcadego_flush(db C.uintptr_t, cerr **C.char) C.int {
 	})
 }
 
-//export arcadego_checkpoint
-func arcadego_checkpoint(db C.uintptr_t, cerr **C.char) C.int {
+//export ag_go_checkpoint
+func ag_go_checkpoint(db C.uintptr_t, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		d, err := lookupDB(uintptr(db))
 		if err != nil {
@@ -342,8 +342,8 @@ func arcadego_checkpoint(db C.uintptr_t, cerr **C.char) C.int {
 	})
 }
 
-//export arcadego_stats
-func arcadego_stats(db C.uintptr_t, jsonOut **C.char, cerr **C.char) C.int {
+//export ag_go_stats
+func ag_go_stats(db C.uintptr_t, jsonOut **C.char, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		if jsonOut == nil {
 			return fmt.Errorf("stats: json_out is NULL: %w", errs.ErrInvalidArgument)

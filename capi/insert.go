@@ -125,8 +125,8 @@ func insertArgs(typ, device *C.char) (string, string, error) {
 	return name, optString(device), nil
 }
 
-//export arcadego_tx_insert
-func arcadego_tx_insert(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+//export ag_go_tx_insert
+func ag_go_tx_insert(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
 	return insertOne(cerr, typ, device, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
 		t, err := lookupTx(uintptr(tx))
 		if err != nil {
@@ -139,8 +139,8 @@ func arcadego_tx_insert(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowS
 	})
 }
 
-//export arcadego_insert
-func arcadego_insert(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+//export ag_go_insert
+func ag_go_insert(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
 	return insertOne(cerr, typ, device, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
 		d, err := lookupDB(uintptr(db))
 		if err != nil {
@@ -258,8 +258,8 @@ func streamError(cs *C.struct_ArrowArrayStream, what string, rc C.int) error {
 	return fmt.Errorf("stream: %s failed with error %d: %s: %w", what, int(rc), msg, errInvalid)
 }
 
-//export arcadego_tx_insert_stream
-func arcadego_tx_insert_stream(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+//export ag_go_tx_insert_stream
+func ag_go_tx_insert_stream(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		return guarded(func() error {
 			defer C.ag_release_stream(cs)
@@ -300,8 +300,8 @@ func arcadego_tx_insert_stream(tx C.uintptr_t, typ, device *C.char, cs *C.struct
 	})
 }
 
-//export arcadego_insert_stream
-func arcadego_insert_stream(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+//export ag_go_insert_stream
+func ag_go_insert_stream(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		return guarded(func() error {
 			defer C.ag_release_stream(cs)

@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"unsafe"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/gcpace"
@@ -123,12 +122,5 @@ func optString(s *C.char) string {
 
 var versionString = C.CString(version) // allocated once, never freed
 
-//export arcadego_version
-func arcadego_version() *C.char { return versionString }
-
-//export arcadego_free
-func arcadego_free(p unsafe.Pointer) {
-	if p != nil {
-		C.free(p)
-	}
-}
+//export ag_go_version
+func ag_go_version() *C.char { return versionString }

@@ -114,8 +114,8 @@ func parseScanRequest(cjson *C.char) (engine.ScanRequest, error) {
 	return req, nil
 }
 
-//export arcadego_scan
-func arcadego_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+//export ag_go_scan
+func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStream, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		if out == nil {
 			return fmt.Errorf("scan: out is NULL: %w", errInvalid)

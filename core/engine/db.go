@@ -38,7 +38,7 @@ const DefaultMemtableBudget = 64 << 20
 type DB struct {
 	path string
 	opts Options
-	lock *os.File // holds the flock; nil in memory
+	lock *os.File // the directory, holding its flock; nil in memory
 	log  *wal.Log // nil in memory; never changes after Open
 
 	// view is the memtables and files scans read; see view. It changes
@@ -86,7 +86,6 @@ type DB struct {
 }
 
 const (
-	lockFile = "LOCK"
 	walDir   = "wal"
 	// recordCommit is the log record kind of a commit.
 	recordCommit byte = 1
@@ -131,7 +130,10 @@ func (db *DB) openDir() error {
 		return fmt.Errorf("open %q: %v: %w", db.path, err, errs.ErrIO)
 	}
 
-	f, err := os.OpenFile(filepath.Join(db.path, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
+	// The lock is on the directory itself: a lock file can be deleted
+	// while the database is open, and a second process would then lock a
+	// new file of the same name and write beside the first.
+	f, err := os.Open(db.path)
 	if err != nil {
 		return fmt.Errorf("open %q: %v: %w", db.path, err, errs.ErrIO)
 	}

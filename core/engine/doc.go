@@ -4,13 +4,16 @@
 //
 // A database directory holds:
 //
-//	LOCK                 an exclusive flock, so a second process gets a clear error
 //	MANIFEST             JSON: format, last checkpoint, its catalog snapshot,
 //	                     the oldest log segment kept, each table's Delta version
 //	catalog-N.snap       the catalog as of checkpoint N (schema.AppendCatalog)
 //	wal/NNNNNN.wal       the log (core/wal) since the checkpoint
 //	types/<type id>/     one Delta Lake table per type: Parquet files
 //	                     part-<version>-0.parquet and _delta_log/ (core/segment)
+//
+// The directory itself holds an exclusive flock while the database is open,
+// so a second process (or handle) gets a clear error; deleting a file
+// cannot undo it.
 //
 // DDL never creates a file: the catalog lives in the log, and a snapshot
 // is written only at checkpoints. Open fsyncs the directories it creates

@@ -556,3 +556,21 @@ func TestAutocommitInsertDoesNotKeepTheCallersTablet(t *testing.T) {
 	defer db2.Close()
 	assert.Equal(t, map[int64]map[string]any{1: {"k": int64(1)}, 2: {"k": int64(2)}, 3: {"k": int64(3)}}, rowsOf(t, db2, "A")["d"])
 }
+
+// TestDeletingFilesDoesNotUnlock: the lock is the directory's, so no file
+// a user deletes (an old LOCK file, say) lets a second handle in.
+func TestDeletingFilesDoesNotUnlock(t *testing.T) {
+	db, dir := openDisk(t, Options{AutoCreate: true})
+	require.NoError(t, db.Insert("A", "d", int64Tablet([]int64{1}, map[string][]int64{"k": {1}})))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "LOCK"), nil, 0o644))
+	require.NoError(t, os.Remove(filepath.Join(dir, "LOCK")))
+	_, err := Open(dir, Options{})
+	require.ErrorIs(t, err, errs.ErrIO)
+	assert.Contains(t, err.Error(), "in use")
+	require.NoError(t, db.Insert("A", "d", int64Tablet([]int64{2}, map[string][]int64{"k": {2}})))
+	require.NoError(t, db.Close())
+	again, err := Open(dir, Options{})
+	require.NoError(t, err)
+	defer again.Close()
+	assert.Len(t, rowsOf(t, again, "A")["d"], 2)
+}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "arcadego.h"
@@ -269,6 +270,56 @@ static void check_moved_device_column(arcadego_db *db, int parent_first) {
   CHECK(stream.release == NULL, "stream release did not mark it released");
 }
 
+/* A forked child must not enter the library (the Go runtime does not
+** survive fork): every call is ARCADEGO_CLOSED with a message, its Arrow
+** input is still released, and the parent's database is untouched. */
+static void check_forked_child_is_refused(arcadego_db *db) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    failures++;
+    return;
+  }
+  if (pid == 0) {
+    alarm(20); /* a child that hangs in the library fails instead */
+    char *err = NULL;
+    int rc = arcadego_exec(db, "CREATE DOCUMENT TYPE Forked", &err);
+    CHECK(rc == ARCADEGO_CLOSED && err != NULL && strstr(err, "fork") != NULL, "exec in a child: %d %s", rc,
+          err ? err : "");
+    arcadego_free(err);
+    err = NULL;
+    struct ArrowSchema schema;
+    struct ArrowArray batch;
+    make_schema(&schema);
+    make_batch(&batch);
+    rc = arcadego_insert(db, "A", "child", &schema, &batch, &err);
+    CHECK(rc == ARCADEGO_CLOSED && err != NULL, "insert in a child: %d", rc);
+    CHECK(schema.release == NULL && batch.release == NULL, "the refused insert did not release its input");
+    arcadego_free(err);
+    err = NULL;
+    struct ArrowArrayStream stream;
+    rc = arcadego_scan(db, "{\"type\": \"A\"}", &stream, &err);
+    CHECK(rc == ARCADEGO_CLOSED, "scan in a child: %d", rc);
+    arcadego_free(err);
+    err = NULL;
+    rc = arcadego_close(db, &err);
+    CHECK(rc == ARCADEGO_CLOSED, "close in a child: %d", rc);
+    arcadego_free(err);
+    CHECK(arcadego_cancel(db) == ARCADEGO_CLOSED, "cancel in a child");
+    _exit(failures == 0 ? 0 : 1);
+  }
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "the forked child failed (status %#x)", status);
+  /* The parent goes on: its database has no trace of the child. */
+  char *json = NULL, *err = NULL;
+  int rc = arcadego_describe(db, "Forked", &json, &err);
+  CHECK(rc == ARCADEGO_NOT_FOUND, "the child created a type: %d", rc);
+  arcadego_free(json);
+  arcadego_free(err);
+}
+
 int main(void) {
   char dir[] = "/tmp/arcadego-smoke-XXXXXX";
   if (mkdtemp(dir) == NULL) {
@@ -375,6 +426,7 @@ int main(void) {
   }
   check_moved_device_column(db, 0);
   check_moved_device_column(db, 1);
+  check_forked_child_is_refused(db);
 
   /* Flush to the types' Delta tables, checkpoint, read the counters. */
   rc = arcadego_flush(db, &err);

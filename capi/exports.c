@@ -1,0 +1,179 @@
+// The exported functions of arcadego.h. Each checks, in C, that the
+// process is not a forked child of the one that loaded the library before
+// it enters Go (ag_go_*, in the .go files): the Go runtime does not survive
+// fork(), its other threads are gone and their locks may be held, so a
+// child must not enter it, let alone write to the parent's log at the
+// parent's offset. A child gets ARCADEGO_CLOSED and a message instead.
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arcadego.h"
+#include "_cgo_export.h"
+
+static volatile int ag_forked;
+
+static void ag_on_fork_child(void) { ag_forked = 1; }
+
+__attribute__((constructor)) static void ag_watch_fork(void) {
+  pthread_atfork(NULL, NULL, ag_on_fork_child);
+}
+
+int ag_in_forked_child(void) { return ag_forked; }
+
+static const char ag_fork_message[] =
+    "libarcadego cannot be used in a forked child: the Go runtime does not survive fork(), so "
+    "nothing is read or written here; open the database in a new process (exec, or "
+    "multiprocessing's spawn or forkserver start method)";
+
+/* forked: in a forked child, store the message in *err (when err is set)
+** and say so. */
+static int forked(char **err) {
+  if (!ag_forked) {
+    return 0;
+  }
+  if (err != NULL) {
+    *err = strdup(ag_fork_message);
+  }
+  return 1;
+}
+
+#define GUARD(err)              \
+  do {                          \
+    if (forked(err)) {          \
+      return ARCADEGO_CLOSED;   \
+    }                           \
+  } while (0)
+
+/* release_inputs releases the Arrow structs a refused insert was given:
+** they are moved on every path, this one too. */
+static void release_inputs(struct ArrowSchema *schema, struct ArrowArray *batch, struct ArrowArrayStream *stream) {
+  if (schema != NULL && schema->release != NULL) {
+    schema->release(schema);
+  }
+  if (batch != NULL && batch->release != NULL) {
+    batch->release(batch);
+  }
+  if (stream != NULL && stream->release != NULL) {
+    stream->release(stream);
+  }
+}
+
+static const char *ag_version;
+
+const char *arcadego_version(void) {
+  if (ag_version == NULL && !ag_forked) {
+    ag_version = ag_go_version();
+  }
+  return ag_version != NULL ? ag_version : "unknown (forked child)";
+}
+
+int arcadego_open(const char *path, const char *options_json, arcadego_db **out, char **err) {
+  GUARD(err);
+  return ag_go_open((char *)path, (char *)options_json, (uintptr_t *)out, err);
+}
+
+int arcadego_close(arcadego_db *db, char **err) {
+  GUARD(err);
+  return ag_go_close((uintptr_t)db, err);
+}
+
+int arcadego_begin(arcadego_db *db, arcadego_tx **out, char **err) {
+  GUARD(err);
+  return ag_go_begin((uintptr_t)db, (uintptr_t *)out, err);
+}
+
+int arcadego_tx_exec(arcadego_tx *tx, const char *script, char **err) {
+  GUARD(err);
+  return ag_go_tx_exec((uintptr_t)tx, (char *)script, err);
+}
+
+int arcadego_tx_insert(arcadego_tx *tx, const char *type, const char *device, struct ArrowSchema *schema,
+                       struct ArrowArray *batch, char **err) {
+  if (forked(err)) {
+    release_inputs(schema, batch, NULL);
+    return ARCADEGO_CLOSED;
+  }
+  return ag_go_tx_insert((uintptr_t)tx, (char *)type, (char *)device, schema, batch, err);
+}
+
+int arcadego_tx_insert_stream(arcadego_tx *tx, const char *type, const char *device,
+                              struct ArrowArrayStream *stream, char **err) {
+  if (forked(err)) {
+    release_inputs(NULL, NULL, stream);
+    return ARCADEGO_CLOSED;
+  }
+  return ag_go_tx_insert_stream((uintptr_t)tx, (char *)type, (char *)device, stream, err);
+}
+
+int arcadego_commit(arcadego_tx *tx, char **err) {
+  GUARD(err);
+  return ag_go_commit((uintptr_t)tx, err);
+}
+
+int arcadego_rollback(arcadego_tx *tx) {
+  GUARD(NULL);
+  return ag_go_rollback((uintptr_t)tx);
+}
+
+int arcadego_exec(arcadego_db *db, const char *script, char **err) {
+  GUARD(err);
+  return ag_go_exec((uintptr_t)db, (char *)script, err);
+}
+
+int arcadego_insert(arcadego_db *db, const char *type, const char *device, struct ArrowSchema *schema,
+                    struct ArrowArray *batch, char **err) {
+  if (forked(err)) {
+    release_inputs(schema, batch, NULL);
+    return ARCADEGO_CLOSED;
+  }
+  return ag_go_insert((uintptr_t)db, (char *)type, (char *)device, schema, batch, err);
+}
+
+int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device, struct ArrowArrayStream *stream,
+                           char **err) {
+  if (forked(err)) {
+    release_inputs(NULL, NULL, stream);
+    return ARCADEGO_CLOSED;
+  }
+  return ag_go_insert_stream((uintptr_t)db, (char *)type, (char *)device, stream, err);
+}
+
+int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err) {
+  GUARD(err);
+  return ag_go_scan((uintptr_t)db, (char *)request_json, out, err);
+}
+
+int arcadego_describe(arcadego_db *db, const char *type, char **json_out, char **err) {
+  GUARD(err);
+  return ag_go_describe((uintptr_t)db, (char *)type, json_out, err);
+}
+
+int arcadego_flush(arcadego_db *db, char **err) {
+  GUARD(err);
+  return ag_go_flush((uintptr_t)db, err);
+}
+
+int arcadego_checkpoint(arcadego_db *db, char **err) {
+  GUARD(err);
+  return ag_go_checkpoint((uintptr_t)db, err);
+}
+
+int arcadego_stats(arcadego_db *db, char **json_out, char **err) {
+  GUARD(err);
+  return ag_go_stats((uintptr_t)db, json_out, err);
+}
+
+int arcadego_set_runtime(const char *options_json, char **err) {
+  GUARD(err);
+  return ag_go_set_runtime((char *)options_json, err);
+}
+
+int arcadego_cancel(arcadego_db *db) {
+  GUARD(NULL);
+  return ag_go_cancel((uintptr_t)db);
+}
+
+/* Messages and JSON strings are malloc'ed by the library: freeing them
+** needs no Go, so a forked child may free what its parent was given. */
+void arcadego_free(void *p) { free(p); }
