@@ -86,7 +86,7 @@ type DB struct {
 }
 
 const (
-	walDir   = "wal"
+	walDir = "wal"
 	// recordCommit is the log record kind of a commit.
 	recordCommit byte = 1
 )

@@ -126,6 +126,12 @@ func (tx *Tx) insert(typ, device string, t *tablet.Tablet, borrow bool) error {
 		// A scan's end is exclusive, so no range could ever read it back.
 		return fmt.Errorf("insert into %q: row %d: time %d (the largest int64) is reserved: %w", typ, i, int64(math.MaxInt64), errs.ErrInvalidArgument)
 	}
+	if ty, ok := tx.view.Type(typ); ok {
+		var err error
+		if t, err = conform(ty, t); err != nil {
+			return fmt.Errorf("insert into %q: %w", typ, err)
+		}
+	}
 	_, auto, err := missing(tx.view, typ, t, tx.db.opts.AutoCreate, nil)
 	if err != nil {
 		return fmt.Errorf("insert into %q: %w", typ, err)
@@ -180,10 +186,10 @@ func validateDevice(device string) error {
 	return nil
 }
 
-// missing checks tablet t against type typ in cat and returns the type
-// (nil if absent) and the operations that make t fit: with autoCreate, the
-// type and properties it lacks; always, fixing the time representation of
-// a type that has none. Everything else that does not fit is an error
+// missing checks tablet t (conformed: see conform) against type typ in cat
+// and returns the type (nil if absent) and the operations that make t
+// fit: with autoCreate, the type and properties it lacks; always, fixing
+// the time representation of a type that has none. Everything else that does not fit is an error
 // naming the column. ids, when not nil, receives the id of each column's
 // property (columns to be created get none).
 func missing(cat *schema.Catalog, typ string, t *tablet.Tablet, autoCreate bool, ids []schema.PropertyID) (*schema.Type, []schema.Op, error) {
@@ -218,13 +224,24 @@ func missing(cat *schema.Catalog, typ string, t *tablet.Tablet, autoCreate bool,
 			ops = append(ops, schema.Op{Kind: schema.CreateProperty, Type: typ, Property: c.Name, PropertyType: c.Type, IfNotExists: true})
 		}
 	}
-	if t.TimeUnit != "" {
-		if ty == nil || !ty.TimeSet {
-			ops = append(ops, schema.Op{Kind: schema.SetTime, Type: typ, TimeUnit: t.TimeUnit, TimeZone: t.TimeZone})
-		} else if ty.TimeUnit != t.TimeUnit || ty.TimeZone != t.TimeZone {
-			return nil, nil, fmt.Errorf("the time column is %s but type %q stores times as %s: %w",
-				timeName(t.TimeUnit, t.TimeZone), typ, timeName(ty.TimeUnit, ty.TimeZone), errs.ErrInvalidArgument)
+	// The first insert declares the time column's kind, plain int64
+	// included (once it has rows), so that later inserts cannot
+	// reinterpret the rows stored.
+	if ty == nil || !ty.TimeSet {
+		if t.TimeUnit == "" && t.Rows() == 0 {
+			return ty, ops, nil
 		}
+		ops = append(ops, schema.Op{Kind: schema.SetTime, Type: typ, TimeUnit: t.TimeUnit, TimeZone: t.TimeZone})
+	} else if ty.TimeUnit != t.TimeUnit || ty.TimeZone != t.TimeZone {
+		why := ""
+		switch {
+		case t.TimeUnit == "":
+			why = ": plain integers do not say their unit; pass timestamps"
+		case ty.TimeUnit != "" && (t.TimeZone == "") != (ty.TimeZone == ""):
+			why = ": a time with a zone is an instant, one without a wall-clock reading"
+		}
+		return nil, nil, fmt.Errorf("the time column is %s but type %q stores times as %s%s: %w",
+			timeName(t.TimeUnit, t.TimeZone), typ, timeName(ty.TimeUnit, ty.TimeZone), why, errs.ErrInvalidArgument)
 	}
 	return ty, ops, nil
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import datetime as _dt
 import json
 import os
 import sys
@@ -154,6 +155,47 @@ class _Input:
         self.keep = None
 
 
+_UNIT_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+
+
+def _time_bound(key: str, value: Any, type_name: str, time_kind: dict[str, Any]) -> int:
+    """A scan bound given as a datetime, pandas Timestamp or numpy
+    datetime64, in the unit of type_name's time column: the first time of
+    that unit at or after the instant (so that start stays inclusive and
+    end exclusive). A naive value is read in UTC when the type's times have
+    a zone."""
+    unit = time_kind.get("unit") or ""
+    if unit not in _UNIT_NANOS:
+        raise InvalidArgumentError(
+            f"{key} is a {builtins.type(value).__name__}, but type {type_name!r} stores times as plain "
+            "integers (or has none yet): pass an int")
+    if builtins.type(value).__name__ == "Timestamp" and hasattr(value, "value"):  # pandas
+        if value is getattr(value, "NaT", None) or value != value:
+            raise InvalidArgumentError(f"{key} is NaT")
+        nanos = int(value.value)
+    elif isinstance(value, np.datetime64):
+        if np.isnat(value):
+            raise InvalidArgumentError(f"{key} is NaT")
+        nanos = int(value.astype("datetime64[ns]").astype(np.int64))
+    elif isinstance(value, _dt.datetime):
+        if value.tzinfo is not None and value.utcoffset() is not None:
+            d = value - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+        else:
+            d = value - _dt.datetime(1970, 1, 1)
+        nanos = ((d.days * 86400 + d.seconds) * 10**6 + d.microseconds) * 1000
+    elif isinstance(value, _dt.date):
+        nanos = (value - _dt.date(1970, 1, 1)).days * 86400 * 10**9
+    else:
+        raise InvalidArgumentError(
+            f"{key} must be an int, a datetime, a pandas Timestamp or a numpy datetime64, got "
+            f"{builtins.type(value).__name__}")
+    step = _UNIT_NANOS[unit]
+    bound = -(-nanos // step)  # ceiling
+    if not -(2**63) <= bound < 2**63:
+        raise InvalidArgumentError(f"{key} {value!r} is outside the int64 range of {unit}")
+    return bound
+
+
 def _column_names(data: Any) -> list[Any]:
     """The column names of data where it tells them without a copy (dict
     keys, pandas and polars columns, a pyarrow schema), else []."""
@@ -196,8 +238,7 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
         inp.stream = _cdata.capsule_pointer(inp.keep, _cdata.STREAM_CAPSULE_NAME)
         return inp
     elif isinstance(data, Mapping):
-        hints = db._hints(type_name, data)
-        cols, n = _export.columns_from_mapping(data, hints)
+        cols, n = _export.columns_from_mapping(data, lambda c: db._null_format(type_name, c))
     else:
         raise InvalidArgumentError(
             f"cannot insert a {type(data).__module__}.{type(data).__name__}: expected an object with "
@@ -282,12 +323,7 @@ class Transaction(_Schema):
         err = ctypes.c_void_p()
         # Not handed off: a commit that reached its log write is not
         # interruptible anyway.
-        try:
-            status = _lib.lib.arcadego_commit(handle, ctypes.byref(err))
-        finally:
-            # After the call: another thread may have cached the old schema
-            # while it ran (without the GIL).
-            self._db._formats.clear()
+        status = _lib.lib.arcadego_commit(handle, ctypes.byref(err))
         _lib.check(status, err)
 
     def rollback(self) -> None:
@@ -344,11 +380,6 @@ class Database(_Schema):
         self._ddl_lock = threading.Lock()
         self._autocommit_ddl = 0
         self._warned = False
-        # Property formats per type for _hints; cleared by anything that can
-        # change the schema (DDL, commits, auto-creating inserts). Every
-        # schema change of this database goes through this object: the
-        # directory lock admits one handle per database.
-        self._formats: dict[str, dict[str, str]] = {}
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -420,10 +451,7 @@ class Database(_Schema):
         handle = self._require_open()
         err = ctypes.c_void_p()
         script_bytes = _encode(script, "script")
-        try:
-            status = _lib.lib.arcadego_exec(handle, script_bytes, ctypes.byref(err))
-        finally:
-            self._formats.clear()  # after the call, as in Transaction.commit
+        status = _lib.lib.arcadego_exec(handle, script_bytes, ctypes.byref(err))
         _lib.check(status, err)
         self._count_autocommit_ddl()
 
@@ -460,34 +488,36 @@ class Database(_Schema):
         handle = self._require_open()
         _insert(self, handle, False, type, data, device)
 
-    def _hints(self, type_name: str, data: Mapping[str, Any]) -> dict[str, str]:
-        """Arrow formats of existing properties, for list columns whose type
-        the values alone cannot tell (all None, ints for a DOUBLE, ...)."""
-        if all(isinstance(v, np.ndarray) for v in data.values()):
-            return {}
-        formats = self._formats.get(type_name)
-        if formats is None or any(k not in formats and k != self.time_column for k in data):
-            try:
-                props = self.describe(type_name).get("properties") or []
-            except NotFoundError:
-                return {}
-            formats = {}
-            for p in props:
-                fmt = _export.PROPERTY_FORMATS.get(str(p.get("type", "")).upper())
-                if fmt is not None:
-                    formats[str(p.get("name"))] = fmt
-            self._formats[type_name] = formats
-        return {name: formats[name] for name in data if name in formats}
+    def _null_format(self, type_name: str, column: str) -> str | None:
+        """The Arrow format of property ``column`` of ``type_name``, asked
+        of the library (never cached), for a list column of nothing but
+        None, whose values cannot tell its type. None when there is no such
+        property."""
+        try:
+            props = self.describe(type_name).get("properties") or []
+        except NotFoundError:
+            return None
+        for p in props:
+            if p.get("name") == column:
+                return _export.PROPERTY_FORMATS.get(str(p.get("type", "")).upper())
+        return None
 
     # -- reads -------------------------------------------------------------
 
     def scan(self, type: str, columns: Sequence[str] | None = None,
              device: str | Sequence[str] | None = None,
-             start: int | None = None, end: int | None = None,
+             start: int | _dt.datetime | Any | None = None, end: int | _dt.datetime | Any | None = None,
              batch_rows: int | None = None) -> Result:
         """Scan one type: rows with ``start <= time < end`` of the given
         devices (all by default), with the given property columns (all by
         default). Returns a lazy :class:`Result`.
+
+        ``start`` and ``end`` are ints in the type's time unit (numpy
+        integers too) or, for a type whose times are timestamps, a
+        ``datetime``, ``date``, pandas ``Timestamp`` or numpy ``datetime64``,
+        converted to the type's unit (rounded up, so that ``start`` stays
+        inclusive and ``end`` exclusive; a naive value is read in UTC when
+        the type's times have a zone).
 
         Example::
 
@@ -502,11 +532,21 @@ class Database(_Schema):
             if isinstance(columns, str):
                 columns = [columns]
             request["properties"] = [_check_str(c, "column") for c in columns]
-        for key, value in (("start", start), ("end", end), ("batch_rows", batch_rows)):
-            if value is not None:
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise InvalidArgumentError(f"{key} must be an int, got {builtins.type(value).__name__}")
-                request[key] = value
+        time_kind: dict[str, Any] | None = None
+        for key, value in (("start", start), ("end", end)):
+            if value is None:
+                continue
+            if isinstance(value, np.integer):
+                value = int(value)
+            if not isinstance(value, int) or isinstance(value, bool):
+                if time_kind is None:
+                    time_kind = self.describe(type).get("time") or {}
+                value = _time_bound(key, value, type, time_kind)
+            request[key] = value
+        if batch_rows is not None:
+            if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)):
+                raise InvalidArgumentError(f"batch_rows must be an int, got {builtins.type(batch_rows).__name__}")
+            request["batch_rows"] = int(batch_rows)
         return Result(self, request)
 
     def describe(self, type: str | None = None) -> dict[str, Any]:

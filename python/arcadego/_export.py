@@ -17,7 +17,7 @@ import datetime as _dt
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -292,23 +292,8 @@ def _int_format(arr: np.ndarray, name: str) -> tuple[str, np.ndarray]:
     return "l", arr.astype(np.int64)
 
 
-def _apply_hint(arr: np.ndarray, hint: str | None, name: str) -> np.ndarray:
-    if hint is None:
-        return arr
-    k = arr.dtype.kind
-    if hint in ("g", "f") and k in "iub":
-        return arr.astype(np.float64 if hint == "g" else np.float32)
-    if hint == "g" and arr.dtype == np.float32:
-        return arr.astype(np.float64)
-    if hint == "i" and k in "iu" and arr.dtype.itemsize > 4:
-        if arr.size and (int(arr.min()) < -(2**31) or int(arr.max()) > 2**31 - 1):
-            raise InvalidArgumentError(f"column {name!r}: value out of INT32 range")
-        return arr.astype(np.int32)
-    return arr
-
-
 def column_from_numpy(name: str, arr: np.ndarray, valid: np.ndarray | None = None,
-                      hint: str | None = None, nan_is_null: bool = False) -> Column:
+                      nan_is_null: bool = False) -> Column:
     """A column from a one-dimensional numpy array (masked arrays give nulls)."""
     if isinstance(arr, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(arr)
@@ -316,7 +301,6 @@ def column_from_numpy(name: str, arr: np.ndarray, valid: np.ndarray | None = Non
         arr = np.asarray(arr.data)
     if arr.ndim != 1:
         raise InvalidArgumentError(f"column {name!r}: expected a one-dimensional array, got shape {arr.shape}")
-    arr = _apply_hint(arr, hint, name)
     k = arr.dtype.kind
     if k == "b":
         return _bools(name, arr, valid)
@@ -348,7 +332,7 @@ def column_from_numpy(name: str, arr: np.ndarray, valid: np.ndarray | None = Non
         values = arr.tolist()
         if valid is not None:
             values = [x if v else None for x, v in zip(values, valid.tolist())]
-        return column_from_list(name, values, hint, nan_is_null)
+        return column_from_list(name, values, None, nan_is_null)
     raise InvalidArgumentError(f"column {name!r}: unsupported numpy dtype {arr.dtype}")
 
 
@@ -363,13 +347,15 @@ def _is_null(v: Any, nan_is_null: bool) -> bool:
     return False
 
 
-def column_from_list(name: str, values: Sequence[Any], hint: str | None = None,
+def column_from_list(name: str, values: Sequence[Any], null_format: str | None = None,
                      nan_is_null: bool = False) -> Column:
     """A column from a list of Python values (None is null).
 
-    The type is taken from the values (bool, int, float, str, bytes,
-    datetime, date, numpy scalars) or from ``hint`` (an Arrow format string
-    of the existing property) when given.
+    The type is taken from the values alone (bool, int, float, str, bytes,
+    datetime, date, numpy scalars), never from the property: the library
+    converts what converts losslessly and refuses the rest, the same for
+    every caller. Only a column of nothing but None, whose values cannot
+    tell, takes ``null_format`` (the Arrow format of the property).
     """
     values = list(values)
     types = set(map(type, values))
@@ -388,7 +374,12 @@ def column_from_list(name: str, values: Sequence[Any], hint: str | None = None,
             valid = None
         else:
             types = {type(v) for v, ok in zip(values, flags) if ok}
-    kind = hint or _infer_format(name, types)
+    kind = null_format if not types and null_format else _infer_format(name, types)
+    if kind == "g" and int in types:
+        big = next((v for v in filled_values(values, valid) if type(v) is int and abs(v) > 2**53), None)
+        if big is not None:
+            raise InvalidArgumentError(
+                f"column {name!r}: {big} mixed with floats is not exact in a double (|v| > 2^53)")
 
     def filled(default: Any) -> list[Any]:
         if valid is None:
@@ -438,7 +429,19 @@ _SIMPLE_FORMATS = {
 }
 
 
+def filled_values(values: list[Any], valid: np.ndarray | None) -> list[Any]:
+    """values without its nulls."""
+    if valid is None:
+        return values
+    return [v for v, ok in zip(values, valid.tolist()) if ok]
+
+
 def _infer_format(name: str, types: set[type]) -> str:
+    if any(issubclass(t, (bool, np.bool_)) for t in types) and not all(
+            issubclass(t, (bool, np.bool_)) for t in types):
+        # bool is an int to Python; True stored as 1 is no one's intent.
+        names = ", ".join(sorted(t.__name__ for t in types))
+        raise InvalidArgumentError(f"column {name!r}: mixes booleans with other values ({names})")
     simple = _SIMPLE_FORMATS.get(frozenset(types))
     if simple is not None:
         return simple
@@ -507,8 +510,11 @@ def _is_listlike(v: Any) -> bool:
         hasattr(v, "__len__") and hasattr(v, "__getitem__") and not isinstance(v, (str, bytes, Mapping)))
 
 
-def columns_from_mapping(data: Mapping[str, Any], hints: Mapping[str, str] | None = None) -> tuple[list[Column], int]:
-    """Columns from a dict of lists / numpy arrays (equal lengths required)."""
+def columns_from_mapping(data: Mapping[str, Any],
+                         null_format: Callable[[str], str | None] | None = None) -> tuple[list[Column], int]:
+    """Columns from a dict of lists / numpy arrays (equal lengths required).
+    null_format(column) gives the Arrow format of a list column of nothing
+    but None (see column_from_list)."""
     if not data:
         raise InvalidArgumentError("no columns to insert")
     lengths: dict[str, int] = {}
@@ -522,16 +528,18 @@ def columns_from_mapping(data: Mapping[str, Any], hints: Mapping[str, str] | Non
     if len(set(lengths.values())) > 1:
         detail = ", ".join(f"{k!r}: {n}" for k, n in lengths.items())
         raise InvalidArgumentError(f"columns have different lengths ({detail})")
-    hints = hints or {}
     cols = []
     for name, v in data.items():
-        hint = hints.get(name)
         if isinstance(v, np.ndarray):
-            cols.append(column_from_numpy(name, v, hint=hint))
+            cols.append(column_from_numpy(name, v))
         elif type(v).__module__.startswith("pandas"):
             cols.extend(columns_from_pandas_series(name, v))
         else:
-            cols.append(column_from_list(name, v, hint))
+            values = list(v)
+            fmt = None
+            if null_format is not None and values and all(x is None for x in values):
+                fmt = null_format(name)
+            cols.append(column_from_list(name, values, fmt))
     return cols, next(iter(lengths.values()))
 
 
