@@ -235,6 +235,26 @@ int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device
                            struct ArrowArrayStream *stream, char **err);
 
 /*
+** Long format: the _long forms of the four inserts take the rows of any
+** number of devices in one batch (or stream), the device of each row in
+** the column named `device_column` (utf8, large_utf8, string_view or a
+** dictionary of them, as a scan result carries it; no nulls), which is
+** not stored as a property. The rows are split by device in the library,
+** in the same transaction: where each device's rows are already together
+** the parts share the batch's memory, otherwise the batch is copied once,
+** grouped by device. A null or invalid device, or a missing device
+** column, is ARCADEGO_INVALID_ARGUMENT and adds nothing.
+*/
+int arcadego_tx_insert_long(arcadego_tx *tx, const char *type, const char *device_column,
+                            struct ArrowSchema *schema, struct ArrowArray *batch, char **err);
+int arcadego_tx_insert_stream_long(arcadego_tx *tx, const char *type, const char *device_column,
+                                   struct ArrowArrayStream *stream, char **err);
+int arcadego_insert_long(arcadego_db *db, const char *type, const char *device_column,
+                         struct ArrowSchema *schema, struct ArrowArray *batch, char **err);
+int arcadego_insert_stream_long(arcadego_db *db, const char *type, const char *device_column,
+                                struct ArrowArrayStream *stream, char **err);
+
+/*
 ** Scan one type into `out`, which the caller releases. `request_json`:
 **   {"type": "A",                 required
 **    "devices": ["d1", ...],      optional, default all devices

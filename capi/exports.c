@@ -139,6 +139,42 @@ int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device
   return ag_go_insert_stream((uintptr_t)db, (char *)type, (char *)device, stream, err);
 }
 
+int arcadego_tx_insert_long(arcadego_tx *tx, const char *type, const char *device_column, struct ArrowSchema *schema,
+                            struct ArrowArray *batch, char **err) {
+  if (forked(err)) {
+    release_inputs(schema, batch, NULL);
+    return ARCADEGO_CLOSED;
+  }
+  return ag_go_tx_insert_long((uintptr_t)tx, (char *)type, (char *)device_column, schema, batch, err);
+}
+
+int arcadego_tx_insert_stream_long(arcadego_tx *tx, const char *type, const char *device_column,
+                                   struct ArrowArrayStream *stream, char **err) {
+  if (forked(err)) {
+    release_inputs(NULL, NULL, stream);
+    return ARCADEGO_CLOSED;
+  }
+  return ag_go_tx_insert_stream_long((uintptr_t)tx, (char *)type, (char *)device_column, stream, err);
+}
+
+int arcadego_insert_long(arcadego_db *db, const char *type, const char *device_column, struct ArrowSchema *schema,
+                         struct ArrowArray *batch, char **err) {
+  if (forked(err)) {
+    release_inputs(schema, batch, NULL);
+    return ARCADEGO_CLOSED;
+  }
+  return ag_go_insert_long((uintptr_t)db, (char *)type, (char *)device_column, schema, batch, err);
+}
+
+int arcadego_insert_stream_long(arcadego_db *db, const char *type, const char *device_column,
+                                struct ArrowArrayStream *stream, char **err) {
+  if (forked(err)) {
+    release_inputs(NULL, NULL, stream);
+    return ARCADEGO_CLOSED;
+  }
+  return ag_go_insert_stream_long((uintptr_t)db, (char *)type, (char *)device_column, stream, err);
+}
+
 int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err) {
   GUARD(err);
   return ag_go_scan((uintptr_t)db, (char *)request_json, out, err);

@@ -116,44 +116,76 @@ func toBatch(sch *arrow.Schema, ca *C.struct_ArrowArray, own bool, timeColumn st
 	return b, nil
 }
 
-// insertArgs copies the type and device names of an insert.
-func insertArgs(typ, device *C.char) (string, string, error) {
+// insertArgs copies the type and device names of an insert (long: the
+// name of the device column, which is required).
+func insertArgs(typ, device *C.char, long bool) (string, string, error) {
 	name, err := goString("type", typ)
 	if err != nil {
 		return "", "", err
+	}
+	if long {
+		col, err := goString("device column", device)
+		return name, col, err
 	}
 	return name, optString(device), nil
 }
 
 //export ag_go_tx_insert
 func ag_go_tx_insert(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return insertOne(cerr, typ, device, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
+	return txInsert(tx, typ, device, false, cs, ca, cerr)
+}
+
+//export ag_go_tx_insert_long
+func ag_go_tx_insert_long(tx C.uintptr_t, typ, deviceColumn *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return txInsert(tx, typ, deviceColumn, true, cs, ca, cerr)
+}
+
+func txInsert(tx C.uintptr_t, typ, device *C.char, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return insertOne(cerr, typ, device, long, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
 		t, err := lookupTx(uintptr(tx))
 		if err != nil {
 			return "", nil, err
 		}
 		// The batch is released when the call returns: the transaction copies it.
 		return t.db.timeColumn, func(name, dev string, tab *tablet.Tablet) error {
-			return t.use(func(tx *engine.Tx) error { return tx.Insert(name, dev, tab) })
+			return t.use(func(tx *engine.Tx) error {
+				if long {
+					return tx.InsertLong(name, dev, tab)
+				}
+				return tx.Insert(name, dev, tab)
+			})
 		}, nil
 	})
 }
 
 //export ag_go_insert
 func ag_go_insert(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return insertOne(cerr, typ, device, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
+	return dbInsert(db, typ, device, false, cs, ca, cerr)
+}
+
+//export ag_go_insert_long
+func ag_go_insert_long(db C.uintptr_t, typ, deviceColumn *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return dbInsert(db, typ, deviceColumn, true, cs, ca, cerr)
+}
+
+func dbInsert(db C.uintptr_t, typ, device *C.char, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return insertOne(cerr, typ, device, long, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
 		d, err := lookupDB(uintptr(db))
 		if err != nil {
 			return "", nil, err
+		}
+		if long {
+			return d.timeColumn, d.db.InsertLong, nil
 		}
 		return d.timeColumn, d.db.Insert, nil
 	})
 }
 
-// insertOne is the body of arcadego_insert and arcadego_tx_insert: target
-// looks up the handle and says where the tablet goes; the structs are
-// released on every path.
-func insertOne(cerr **C.char, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray,
+// insertOne is the body of arcadego_insert, arcadego_tx_insert and their
+// _long forms (long: device names the device column): target looks up the
+// handle and says where the tablet goes; the structs are released on every
+// path.
+func insertOne(cerr **C.char, typ, device *C.char, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray,
 	target func() (timeColumn string, insert func(name, dev string, tab *tablet.Tablet) error, err error)) C.int {
 	return call(cerr, func() error {
 		return guarded(func() error {
@@ -163,7 +195,7 @@ func insertOne(cerr **C.char, typ, device *C.char, cs *C.struct_ArrowSchema, ca 
 			if err != nil {
 				return err
 			}
-			name, dev, err := insertArgs(typ, device)
+			name, dev, err := insertArgs(typ, device, long)
 			if err != nil {
 				return err
 			}
@@ -260,6 +292,15 @@ func streamError(cs *C.struct_ArrowArrayStream, what string, rc C.int) error {
 
 //export ag_go_tx_insert_stream
 func ag_go_tx_insert_stream(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return txInsertStream(tx, typ, device, false, cs, cerr)
+}
+
+//export ag_go_tx_insert_stream_long
+func ag_go_tx_insert_stream_long(tx C.uintptr_t, typ, deviceColumn *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return txInsertStream(tx, typ, deviceColumn, true, cs, cerr)
+}
+
+func txInsertStream(tx C.uintptr_t, typ, device *C.char, long bool, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		return guarded(func() error {
 			defer C.ag_release_stream(cs)
@@ -267,7 +308,7 @@ func ag_go_tx_insert_stream(tx C.uintptr_t, typ, device *C.char, cs *C.struct_Ar
 			if err != nil {
 				return err
 			}
-			name, dev, err := insertArgs(typ, device)
+			name, dev, err := insertArgs(typ, device, long)
 			if err != nil {
 				return err
 			}
@@ -290,7 +331,11 @@ func ag_go_tx_insert_stream(tx C.uintptr_t, typ, device *C.char, cs *C.struct_Ar
 			}
 			return t.use(func(tx *engine.Tx) error {
 				for i, b := range batches {
-					if err := tx.Insert(name, dev, b.tab); err != nil {
+					insert := tx.Insert
+					if long {
+						insert = tx.InsertLong
+					}
+					if err := insert(name, dev, b.tab); err != nil {
 						return fmt.Errorf("stream batch %d: %w", i, err)
 					}
 				}
@@ -302,6 +347,15 @@ func ag_go_tx_insert_stream(tx C.uintptr_t, typ, device *C.char, cs *C.struct_Ar
 
 //export ag_go_insert_stream
 func ag_go_insert_stream(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return dbInsertStream(db, typ, device, false, cs, cerr)
+}
+
+//export ag_go_insert_stream_long
+func ag_go_insert_stream_long(db C.uintptr_t, typ, deviceColumn *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return dbInsertStream(db, typ, deviceColumn, true, cs, cerr)
+}
+
+func dbInsertStream(db C.uintptr_t, typ, device *C.char, long bool, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		return guarded(func() error {
 			defer C.ag_release_stream(cs)
@@ -309,7 +363,7 @@ func ag_go_insert_stream(db C.uintptr_t, typ, device *C.char, cs *C.struct_Arrow
 			if err != nil {
 				return err
 			}
-			name, dev, err := insertArgs(typ, device)
+			name, dev, err := insertArgs(typ, device, long)
 			if err != nil {
 				return err
 			}
@@ -329,6 +383,9 @@ func ag_go_insert_stream(db C.uintptr_t, typ, device *C.char, cs *C.struct_Arrow
 			}()
 			err = readStream(d.context(), cs, d.timeColumn, func(b *batch) error {
 				batches = append(batches, b)
+				if long {
+					return tx.InsertLongBorrowed(name, dev, b.tab)
+				}
 				return tx.InsertBorrowed(name, dev, b.tab)
 			})
 			if err != nil {

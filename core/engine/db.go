@@ -428,6 +428,12 @@ func (db *DB) Insert(typ, device string, t *tablet.Tablet) error {
 	return db.autocommit(func(tx *Tx) error { return tx.InsertBorrowed(typ, device, t) })
 }
 
+// InsertLong commits a long-format tablet (see Tx.InsertLong) on its own,
+// borrowing t's buffers until it returns.
+func (db *DB) InsertLong(typ, deviceColumn string, t *tablet.Tablet) error {
+	return db.autocommit(func(tx *Tx) error { return tx.InsertLongBorrowed(typ, deviceColumn, t) })
+}
+
 func (db *DB) autocommit(fn func(*Tx) error) error {
 	tx, err := db.Begin()
 	if err != nil {

@@ -119,38 +119,206 @@ func (tx *Tx) insert(typ, device string, t *tablet.Tablet, borrow bool) error {
 	if err := validateDevice(device); err != nil {
 		return fmt.Errorf("insert into %q: %w", typ, err)
 	}
+	t, auto, err := tx.prepare(typ, t)
+	if err != nil {
+		return err
+	}
+	n := len(tx.entries)
+	if err := tx.addEntry(typ, device, t, borrow); err != nil {
+		return err
+	}
+	return tx.applyAuto(typ, auto, n)
+}
+
+// prepare checks tablet t for type typ against the transaction's view and
+// converts it (conform); it returns the tablet to store and the DDL that
+// auto-create needs, changing nothing.
+func (tx *Tx) prepare(typ string, t *tablet.Tablet) (*tablet.Tablet, []schema.Op, error) {
 	if err := t.Validate(); err != nil {
-		return fmt.Errorf("insert into %q: %w", typ, err)
+		return nil, nil, fmt.Errorf("insert into %q: %w", typ, err)
 	}
 	if i := slices.Index(t.Times, math.MaxInt64); i >= 0 {
 		// A scan's end is exclusive, so no range could ever read it back.
-		return fmt.Errorf("insert into %q: row %d: time %d (the largest int64) is reserved: %w", typ, i, int64(math.MaxInt64), errs.ErrInvalidArgument)
+		return nil, nil, fmt.Errorf("insert into %q: row %d: time %d (the largest int64) is reserved: %w", typ, i, int64(math.MaxInt64), errs.ErrInvalidArgument)
 	}
 	if ty, ok := tx.view.Type(typ); ok {
 		var err error
 		if t, err = conform(ty, t); err != nil {
-			return fmt.Errorf("insert into %q: %w", typ, err)
+			return nil, nil, fmt.Errorf("insert into %q: %w", typ, err)
 		}
 	}
 	_, auto, err := missing(tx.view, typ, t, tx.db.opts.AutoCreate, nil)
 	if err != nil {
-		return fmt.Errorf("insert into %q: %w", typ, err)
+		return nil, nil, fmt.Errorf("insert into %q: %w", typ, err)
 	}
+	return t, auto, nil
+}
+
+// addEntry appends the write of t (prepared) for device: borrowed, or
+// encoded for the log now so that the caller's buffers are free.
+func (tx *Tx) addEntry(typ, device string, t *tablet.Tablet, borrow bool) error {
 	e := entry{typ: typ, device: device, t: t}
 	if !borrow {
 		e.enc = encodeEntry(typ, device, t)
-		e.t, _, err = tablet.DecodeTrusted(e.enc, entryTabletPos(e.enc)) // t passed Validate above
+		var err error
+		e.t, _, err = tablet.DecodeTrusted(e.enc, entryTabletPos(e.enc)) // t passed Validate
 		if err != nil {
 			return fmt.Errorf("insert into %q: re-reading encoded tablet: %v: %w", typ, err, errs.ErrInternal)
 		}
 	}
-	if len(auto) > 0 {
-		if err := tx.applyOps(auto); err != nil {
-			return fmt.Errorf("insert into %q: %w", typ, err)
-		}
-	}
 	tx.entries = append(tx.entries, e)
 	return nil
+}
+
+// applyAuto applies the auto-create DDL of an insert whose entries start
+// at index from; on failure it takes them back, so the insert adds nothing.
+func (tx *Tx) applyAuto(typ string, auto []schema.Op, from int) error {
+	if len(auto) == 0 {
+		return nil
+	}
+	if err := tx.applyOps(auto); err != nil {
+		clear(tx.entries[from:])
+		tx.entries = tx.entries[:from]
+		return fmt.Errorf("insert into %q: %w", typ, err)
+	}
+	return nil
+}
+
+// InsertLong adds a long-format tablet: the rows of any number of devices,
+// the device of each row in t's column deviceColumn (STRING, no nulls),
+// which is not stored as a property. The rows are split by device in one
+// pass: where each device's rows are already together, its part is a slice
+// of t; otherwise t is copied once, grouped by device in order of first
+// appearance. Like Insert, it adds everything or, on error, nothing.
+func (tx *Tx) InsertLong(typ, deviceColumn string, t *tablet.Tablet) error {
+	return tx.insertLong(typ, deviceColumn, t, false)
+}
+
+// InsertLongBorrowed is InsertLong keeping t's buffers instead of copying
+// them, as InsertBorrowed.
+func (tx *Tx) InsertLongBorrowed(typ, deviceColumn string, t *tablet.Tablet) error {
+	return tx.insertLong(typ, deviceColumn, t, true)
+}
+
+// deviceRun is rows [lo, hi) of one device in a long-format tablet.
+type deviceRun struct {
+	device string
+	lo, hi int
+}
+
+func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool) error {
+	if err := tx.check("insert"); err != nil {
+		return err
+	}
+	if t == nil {
+		return fmt.Errorf("insert into %q: nil tablet: %w", typ, errs.ErrInvalidArgument)
+	}
+	if err := schema.ValidateName("type", typ); err != nil {
+		return fmt.Errorf("insert: %w", err)
+	}
+	// The device column may be called "device": it is no property, so
+	// only its values are checked here, and the rest by prepare.
+	j := slices.IndexFunc(t.Columns, func(c tablet.Column) bool { return c.Name == deviceColumn })
+	if j < 0 {
+		return fmt.Errorf("insert into %q: no device column %q in the batch: %w", typ, deviceColumn, errs.ErrInvalidArgument)
+	}
+	devs := &t.Columns[j]
+	if devs.Type != schema.String {
+		return fmt.Errorf("insert into %q: device column %q is %s, not STRING: %w", typ, deviceColumn, devs.Type, errs.ErrInvalidArgument)
+	}
+	if err := devs.Validate(t.Rows()); err != nil {
+		return fmt.Errorf("insert into %q: device column %q: %w", typ, deviceColumn, err)
+	}
+	rest := &tablet.Tablet{Times: t.Times, Columns: slices.Delete(slices.Clone(t.Columns), j, j+1), TimeUnit: t.TimeUnit, TimeZone: t.TimeZone}
+	runs, grouped, err := deviceRuns(devs, t.Rows())
+	if err != nil {
+		return fmt.Errorf("insert into %q: device column %q: %w", typ, deviceColumn, err)
+	}
+	if !grouped {
+		rest, runs = groupByDevice(rest, runs)
+		borrow = true // the grouped copy is the transaction's own
+	}
+	for _, r := range runs {
+		if err := validateDevice(r.device); err != nil {
+			return fmt.Errorf("insert into %q: row %d: %w", typ, r.lo, err)
+		}
+	}
+	rest, auto, err := tx.prepare(typ, rest)
+	if err != nil {
+		return err
+	}
+	n := len(tx.entries)
+	for _, r := range runs {
+		if err := tx.addEntry(typ, r.device, rest.Slice(r.lo, r.hi), borrow); err != nil {
+			clear(tx.entries[n:])
+			tx.entries = tx.entries[:n]
+			return err
+		}
+	}
+	return tx.applyAuto(typ, auto, n)
+}
+
+// deviceRuns returns the runs of equal devices in column c of n rows, and
+// whether each device has a single run.
+func deviceRuns(c *tablet.Column, n int) ([]deviceRun, bool, error) {
+	var runs []deviceRun
+	seen := map[string]bool{}
+	grouped := true
+	for i := 0; i < n; {
+		if !c.Valid(i) {
+			return nil, false, fmt.Errorf("row %d has no device (null): %w", i, errs.ErrInvalidArgument)
+		}
+		dev := c.Bytes(i)
+		k := i + 1
+		for k < n && c.Valid(k) && string(c.Bytes(k)) == string(dev) {
+			k++
+		}
+		name := string(dev)
+		if seen[name] {
+			grouped = false
+		}
+		seen[name] = true
+		runs = append(runs, deviceRun{device: name, lo: i, hi: k})
+		i = k
+	}
+	return runs, grouped, nil
+}
+
+// groupByDevice copies t with each device's rows together, devices in
+// order of first appearance and rows in their order, and returns the copy
+// and its runs.
+func groupByDevice(t *tablet.Tablet, runs []deviceRun) (*tablet.Tablet, []deviceRun) {
+	order := map[string]int{}
+	var names []string
+	count := []int{}
+	for _, r := range runs {
+		k, ok := order[r.device]
+		if !ok {
+			k = len(names)
+			order[r.device] = k
+			names = append(names, r.device)
+			count = append(count, 0)
+		}
+		count[k] += r.hi - r.lo
+	}
+	start := make([]int, len(names)+1)
+	for k, c := range count {
+		start[k+1] = start[k] + c
+	}
+	perm := make([]int32, t.Rows())
+	next := slices.Clone(start[:len(names)])
+	for _, r := range runs {
+		k := order[r.device]
+		for i := r.lo; i < r.hi; i++ {
+			perm[next[k]] = int32(i)
+			next[k]++
+		}
+	}
+	out := make([]deviceRun, len(names))
+	for k, name := range names {
+		out[k] = deviceRun{device: name, lo: start[k], hi: start[k+1]}
+	}
+	return t.Gather(perm), out
 }
 
 // Commit makes the transaction durable and visible, or changes nothing.

@@ -89,3 +89,21 @@ func (b *Builder) Column() Column {
 	}
 	return c
 }
+
+// Gather returns a copy of t holding its rows in the order of rows (each an
+// index into t, any number of times), its columns built with Builder.
+func (t *Tablet) Gather(rows []int32) *Tablet {
+	out := &Tablet{Times: make([]int64, len(rows)), Columns: make([]Column, len(t.Columns)), TimeUnit: t.TimeUnit, TimeZone: t.TimeZone}
+	for k, r := range rows {
+		out.Times[k] = t.Times[r]
+	}
+	for j := range t.Columns {
+		src := &t.Columns[j]
+		b := NewBuilder(src.Name, src.Type, len(rows))
+		for _, r := range rows {
+			b.Append(src, int(r))
+		}
+		out.Columns[j] = b.Column()
+	}
+	return out
+}

@@ -97,6 +97,11 @@ func (t *Tablet) Validate() error {
 	return nil
 }
 
+// Validate checks c's buffers and values for n rows as Tablet.Validate
+// does, without its name (a column that is no property, such as the device
+// column of a long-format batch).
+func (c *Column) Validate(n int) error { return c.validate(n) }
+
 func (c *Column) validate(n int) error {
 	if c.Offset < 0 {
 		return fmt.Errorf("negative offset %d: %w", c.Offset, errs.ErrInvalidArgument)

@@ -95,6 +95,21 @@ func TestCloneOwnsItsRows(t *testing.T) {
 	}
 }
 
+func TestGatherCopiesRowsInOrder(t *testing.T) {
+	src := sample()
+	rows := []int32{4, 0, 0, 3}
+	g := src.Gather(rows)
+	require.NoError(t, g.Validate())
+	all := table(src)
+	var want [][]any
+	for _, r := range rows {
+		want = append(want, all[r])
+	}
+	assert.Equal(t, want, table(g))
+	assert.Equal(t, src.TimeUnit, g.TimeUnit)
+	assert.Empty(t, table(src.Gather(nil)))
+}
+
 func TestValidateNamesTheOffendingColumn(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -250,18 +250,23 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
     return inp
 
 
-def _insert(db: Database, handle: int, in_tx: bool, type_name: str, data: Any, device: str) -> None:
+def _insert(db: Database, handle: int, in_tx: bool, type_name: str, data: Any, device: str,
+            device_column: str | None = None) -> None:
     t = _encode(type_name, "type")
-    d = _encode(device if device is not None else "", "device")
+    long = device_column is not None
+    if long and device:
+        raise InvalidArgumentError("give device or device_column, not both")
+    d = _encode(device_column, "device column") if long else _encode(device if device is not None else "", "device")
     inp = _prepare_input(db, type_name, data)
     err = ctypes.c_void_p()
     lib = _lib.lib
+    suffix = "_long" if long else ""
     try:
         if inp.stream:  # size unknown, producer maybe slow: always cancellable
-            fn = lib.arcadego_tx_insert_stream if in_tx else lib.arcadego_insert_stream
+            fn = getattr(lib, ("arcadego_tx_insert_stream" if in_tx else "arcadego_insert_stream") + suffix)
             status = _lib.run_cancellable(db._handle, fn, handle, t, d, inp.stream, ctypes.byref(err))
         else:
-            fn = lib.arcadego_tx_insert if in_tx else lib.arcadego_insert
+            fn = getattr(lib, ("arcadego_tx_insert" if in_tx else "arcadego_insert") + suffix)
             status = _lib.run_cancellable(db._handle, fn, handle, t, d, inp.schema, inp.array,
                                           ctypes.byref(err), handoff=inp.cells() >= _lib.HANDOFF_CELLS)
         _lib.check(status, err)
@@ -311,9 +316,10 @@ class Transaction(_Schema):
         status = _lib.lib.arcadego_tx_exec(handle, _encode(script, "script"), ctypes.byref(err))
         _lib.check(status, err)
 
-    def insert(self, type: str, data: Any, device: str = "") -> None:
-        """Add a batch for ``type`` and ``device`` (see Database.insert)."""
-        _insert(self._db, self._require_open(), True, type, data, device)
+    def insert(self, type: str, data: Any, device: str = "", device_column: str | None = None) -> None:
+        """Add a batch for ``type`` and ``device``, or for the devices of
+        its ``device_column`` (see Database.insert)."""
+        _insert(self._db, self._require_open(), True, type, data, device, device_column)
 
     def commit(self) -> None:
         """Validate everything, write one log record, wait for its fsync,
@@ -471,7 +477,7 @@ class Database(_Schema):
             stacklevel=_user_stacklevel(),
         )
 
-    def insert(self, type: str, data: Any, device: str = "") -> None:
+    def insert(self, type: str, data: Any, device: str = "", device_column: str | None = None) -> None:
         """Insert one batch as one transaction.
 
         ``data``: an object with ``__arrow_c_stream__`` or
@@ -481,12 +487,20 @@ class Database(_Schema):
         time column (``time`` unless connect() said otherwise) holds int64 or
         timestamps; the other columns are properties.
 
+        Long format: with ``device_column``, the batch holds the rows of any
+        number of devices, each row's device in that column (strings,
+        categorical or dictionary-encoded, no nulls), which is not stored;
+        the library splits the rows by device, in the same transaction. A
+        scan result, which carries ``device``, goes back in as is.
+
         Example::
 
             db.insert("A", {"time": [1, 2, 3], "k": [7, None, 9]}, device="d1")
+            db.insert("A", {"device": ["d1", "d2"], "time": [4, 4], "k": [1, 2]},
+                      device_column="device")
         """
         handle = self._require_open()
-        _insert(self, handle, False, type, data, device)
+        _insert(self, handle, False, type, data, device, device_column)
 
     def _null_format(self, type_name: str, column: str) -> str | None:
         """The Arrow format of property ``column`` of ``type_name``, asked

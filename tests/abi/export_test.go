@@ -376,3 +376,34 @@ func TestResultDeviceDictionaryRelease(t *testing.T) {
 		})
 	}
 }
+
+// TestInsertLongSplitsByDevice: a batch of many devices' rows, each row's
+// device in a utf8 column, is split by the library: the rows land per
+// device, the device column is no property, and a null device refuses the
+// whole batch (its structs released all the same).
+func TestInsertLongSplitsByDevice(t *testing.T) {
+	db := openDB(t, "", "")
+	execDDL(t, db, schemaAB)
+	b := exportBatch(t, 4, stringCol("dev", []string{"y", "x", "y", "x"}, nil), timeCol(1, 1, 2, 2),
+		int64Col("k", []int64{1, 2, 3, 4}, nil))
+	code, msg := callErr(t, func(e *uintptr) int32 {
+		return lib.insertLong(db, cstr("A"), cstr("dev"), b.schemaAddr, b.arrayAddr, e)
+	})
+	requireOK(t, code, msg, "insert_long")
+	r := scanResult(t, db, `{"type": "A", "properties": ["k"]}`)
+	assert.Equal(t, []any{"x", "x", "y", "y"}, r.column("device"))
+	assert.Equal(t, []any{int64(2), int64(4), int64(1), int64(3)}, r.column("k"))
+
+	bad := exportBatch(t, 2, stringCol("dev", []string{"z", ""}, []bool{true, false}), timeCol(5, 6),
+		int64Col("k", []int64{5, 6}, nil))
+	tx := begin(t, db)
+	code, msg = callErr(t, func(e *uintptr) int32 {
+		return lib.txInsertLong(tx, cstr("A"), cstr("dev"), bad.schemaAddr, bad.arrayAddr, e)
+	})
+	assert.Equal(t, codeInvalidArgument, code, msg)
+	assert.Contains(t, msg, "no device")
+	assert.Zero(t, at[cArray](bad.arrayAddr).release, "the refused batch is released")
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.commit(tx, e) })
+	requireOK(t, code, msg, "commit")
+	assert.Len(t, scanResult(t, db, `{"type": "A"}`).rows, 4)
+}

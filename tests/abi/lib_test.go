@@ -48,6 +48,8 @@ var lib struct {
 	exec           func(db uintptr, script *byte, err *uintptr) int32
 	insert         func(db uintptr, typ, device *byte, schema, array uintptr, err *uintptr) int32
 	insertStream   func(db uintptr, typ, device *byte, stream uintptr, err *uintptr) int32
+	insertLong     func(db uintptr, typ, deviceColumn *byte, schema, array uintptr, err *uintptr) int32
+	txInsertLong   func(tx uintptr, typ, deviceColumn *byte, schema, array uintptr, err *uintptr) int32
 	scan           func(db uintptr, request *byte, out uintptr, err *uintptr) int32
 	describe       func(db uintptr, typ *byte, json *uintptr, err *uintptr) int32
 	setRuntime     func(options *byte, err *uintptr) int32
@@ -102,6 +104,8 @@ func load() error {
 		"arcadego_exec":             &lib.exec,
 		"arcadego_insert":           &lib.insert,
 		"arcadego_insert_stream":    &lib.insertStream,
+		"arcadego_insert_long":      &lib.insertLong,
+		"arcadego_tx_insert_long":   &lib.txInsertLong,
 		"arcadego_scan":             &lib.scan,
 		"arcadego_describe":         &lib.describe,
 		"arcadego_set_runtime":      &lib.setRuntime,

@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// longTablet is a long-format tablet of rows (device, time, k=time*10).
+func longTablet(devices []string, times []int64) *tablet.Tablet {
+	k := make([]int64, len(times))
+	for i, tm := range times {
+		k[i] = tm * 10
+	}
+	return &tablet.Tablet{Times: times, Columns: []tablet.Column{
+		tablet.Strings("dev", devices, nil), tablet.Int64s("k", k, nil)}}
+}
+
+// TestInsertLongSplitsByDevice: rows of many devices in one batch, grouped
+// or interleaved, land per device as if inserted device by device, in one
+// commit; the device column is not a property.
+func TestInsertLongSplitsByDevice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, grouped := range []bool{true, false} {
+		t.Run(fmt.Sprint("grouped=", grouped), func(t *testing.T) {
+			db, _ := openDisk(t, Options{AutoCreate: true})
+			var devices []string
+			var times []int64
+			want := map[string]map[int64]map[string]any{}
+			for d := range 50 {
+				name := fmt.Sprintf("dev-%02d", d)
+				want[name] = map[int64]map[string]any{}
+				for i := range 1 + d%7 {
+					tm := int64(i*3 + d)
+					devices, times = append(devices, name), append(times, tm)
+					want[name][tm] = map[string]any{"k": tm * 10}
+				}
+			}
+			if !grouped {
+				rng.Shuffle(len(devices), func(i, j int) {
+					devices[i], devices[j] = devices[j], devices[i]
+					times[i], times[j] = times[j], times[i]
+				})
+			}
+			appends := db.LogStats().Appends
+			require.NoError(t, db.InsertLong("A", "dev", longTablet(devices, times)))
+			assert.Equal(t, appends+1, db.LogStats().Appends, "one commit")
+			assert.Equal(t, want, rowsOf(t, db, "A"))
+			ty, _ := db.Catalog().Type("A")
+			_, hasDev := ty.Property("dev")
+			assert.False(t, hasDev, "the device column is not a property")
+
+			// In a transaction, with the copy taken at the call.
+			tx, err := db.Begin()
+			require.NoError(t, err)
+			tb := longTablet([]string{"x", "y", "x"}, []int64{100, 100, 101})
+			require.NoError(t, tx.InsertLong("A", "dev", tb))
+			tb.Columns[1].Values[0] = 0xff // the caller may reuse its buffers
+			require.NoError(t, tx.Commit())
+			rows := rowsOf(t, db, "A")
+			assert.Equal(t, map[int64]map[string]any{100: {"k": int64(1000)}, 101: {"k": int64(1010)}}, rows["x"])
+			assert.Equal(t, map[int64]map[string]any{100: {"k": int64(1000)}}, rows["y"])
+		})
+	}
+}
+
+// TestInsertLongAddsNothingOnError: a bad device, a missing or mistyped
+// device column, a null device or a value the property refuses fails the
+// whole batch, before or after other devices' rows were looked at.
+func TestInsertLongAddsNothingOnError(t *testing.T) {
+	db := openMem(t, Options{AutoCreate: true})
+	require.NoError(t, db.InsertLong("A", "dev", longTablet([]string{"a"}, []int64{1})))
+	cases := []struct {
+		name    string
+		t       *tablet.Tablet
+		column  string
+		kind    error
+		mention string
+	}{
+		{"control character in a device", longTablet([]string{"a", "b\n"}, []int64{2, 2}), "dev", errs.ErrInvalidArgument, "row 1"},
+		{"no such column", longTablet([]string{"a"}, []int64{2}), "device", errs.ErrInvalidArgument, `"device"`},
+		{"not a string column", longTablet([]string{"a"}, []int64{2}), "k", errs.ErrInvalidArgument, "not STRING"},
+		{"a null device", &tablet.Tablet{Times: []int64{2, 3}, Columns: []tablet.Column{
+			tablet.Strings("dev", []string{"a", ""}, []bool{true, false}), tablet.Int64s("k", []int64{1, 2}, nil)}},
+			"dev", errs.ErrInvalidArgument, "row 1"},
+		{"a value the property refuses", &tablet.Tablet{Times: []int64{2, 3}, Columns: []tablet.Column{
+			tablet.Strings("dev", []string{"b", "a"}, nil), tablet.Doubles("k", []float64{1, 2}, nil)}},
+			"dev", errs.ErrInvalidArgument, `column "k"`},
+	}
+	for _, c := range cases {
+		appends, version := db.LogStats().Appends, db.Catalog().Version()
+		err := db.InsertLong("A", c.column, c.t)
+		require.ErrorIs(t, err, c.kind, c.name)
+		assert.Contains(t, err.Error(), c.mention, c.name)
+		assert.Equal(t, appends, db.LogStats().Appends, c.name)
+		assert.Equal(t, version, db.Catalog().Version(), c.name)
+	}
+	assert.Equal(t, map[string]map[int64]map[string]any{"a": {1: {"k": int64(10)}}}, rowsOf(t, db, "A"))
+}
