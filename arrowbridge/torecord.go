@@ -72,7 +72,7 @@ func ResultSchema(timeColumn, timeUnit, timeZone string, props []schema.Property
 	}
 	fields := make([]arrow.Field, 0, 2+len(props))
 	fields = append(fields,
-		arrow.Field{Name: "device", Type: DeviceType},
+		arrow.Field{Name: schema.DeviceColumn, Type: DeviceType},
 		arrow.Field{Name: timeColumn, Type: timeType})
 	for _, p := range props {
 		dt := arrowType(p.Type)

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultTimeColumn is the name of the time column when none is given.
-const DefaultTimeColumn = "time"
+const DefaultTimeColumn = schema.TimeColumn
 
 // maxListedFields bounds the field names quoted in a "no time column" error.
 const maxListedFields = 8

@@ -19,8 +19,14 @@ out="$(cd "$out" && pwd)"
 lib="$out/libarcadego.so"
 
 cd "$root"
+# One version, the package's: injected into the library at build time.
+version="$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' python/arcadego/_version.py)"
+if [ -z "$version" ]; then
+	echo "build/lib.sh: no __version__ in python/arcadego/_version.py" >&2
+	exit 1
+fi
 CGO_ENABLED=1 go build -buildmode=c-shared -trimpath \
-	-ldflags "-s -w -extldflags=-Wl,--version-script=$root/capi/exports.map" \
+	-ldflags "-s -w -X main.version=$version -extldflags=-Wl,--version-script=$root/capi/exports.map" \
 	"$@" -o "$lib" ./capi
 rm -f "$out/libarcadego.h" # cgo's generated header; ours is arcadego.h
 cp capi/arcadego.h "$out/arcadego.h"

@@ -84,7 +84,7 @@ func parseOpenOptions(cjson *C.char) (engine.Options, string, error) {
 		if err := schema.ValidateName("time column", timeColumn); err != nil {
 			return opts, "", fmt.Errorf("open options: %w", err)
 		}
-		if timeColumn == "device" {
+		if timeColumn == schema.DeviceColumn {
 			return opts, "", fmt.Errorf("open options: time column cannot be named %q (results have a device column): %w",
 				timeColumn, errs.ErrInvalidArgument)
 		}

@@ -39,8 +39,10 @@ import (
 	"github.com/arcadego/arcadego/core/gcpace"
 )
 
-// version is the library version reported by arcadego_version.
-const version = "0.1.0"
+// version is the library version reported by arcadego_version: the
+// Python package's (python/arcadego/_version.py), set by build/lib.sh with
+// -ldflags -X; "dev" in a build that did not set it.
+var version = "dev"
 
 func main() {}
 

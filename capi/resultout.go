@@ -139,7 +139,7 @@ func newResultColumns(timeColumn, unit, zone string, props []schema.Property) (*
 		flags:   make([]int64, 0, k),
 		types:   make([]schema.PropertyType, 0, len(props)),
 	}
-	r.add("device", deviceIndexFormat, deviceValueFormat, 0) // not ordered, not nullable
+	r.add(schema.DeviceColumn, deviceIndexFormat, deviceValueFormat, 0) // not ordered, not nullable
 	r.add(timeColumn, timeFormat, "", 0)
 	for _, p := range props {
 		f := propertyFormat(p.Type)

@@ -228,7 +228,7 @@ def _build_library(out_dir: str, config_settings: dict[str, Any] | None) -> str:
     if os.path.exists(script):
         cmd = ["bash", script, out_dir]
     else:
-        cmd = ["go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w",
+        cmd = ["go", "build", "-buildmode=c-shared", "-trimpath", f"-ldflags=-s -w -X main.version={_version()}",
                "-o", os.path.join(out_dir, LIBRARY), "./capi"]
     print("arcadego_build: " + " ".join(cmd), file=sys.stderr, flush=True)
     try:

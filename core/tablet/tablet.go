@@ -83,7 +83,7 @@ func (t *Tablet) Validate() error {
 		if err := schema.ValidateName("property", c.Name); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)
 		}
-		if c.Name == "time" || c.Name == "device" {
+		if c.Name == schema.TimeColumn || c.Name == schema.DeviceColumn {
 			return fmt.Errorf("column %q: name is reserved: %w", c.Name, errs.ErrInvalidArgument)
 		}
 		if _, dup := seen[c.Name]; dup {

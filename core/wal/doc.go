@@ -68,7 +68,7 @@
 // left them in the page cache only.
 //
 // A failed fsync or write fails the log for good: every later Append,
-// Sync, Rotate and TruncateBefore returns that error (kind errs.ErrIO).
+// Sync, Rotate and DeleteBefore returns that error (kind errs.ErrIO).
 // Retrying is unsafe because Linux may drop the dirty pages after a failed
 // fsync and report the next fsync as successful (PostgreSQL's 2018
 // "fsyncgate"); reopening the log re-reads what is really on disk.

@@ -599,19 +599,11 @@ func (l *Log) createSegment(seq uint64) (*os.File, error) {
 	return f, nil
 }
 
-// TruncateBefore deletes the segments whose records all have LSN < lsn.
-// The active segment is never deleted; Rotate first to release it. Do not
-// run it concurrently with Replay.
-func (l *Log) TruncateBefore(lsn LSN) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.deleteOldest(l.covered(lsn))
-}
-
 // DeleteBefore deletes the segments numbered below first, as a checkpoint
-// that recorded KeptFrom's answer does: unlike TruncateBefore, a rotation
-// in between cannot make it delete a segment the checkpoint kept. The
-// active segment is never deleted.
+// that recorded KeptFrom's answer does: a rotation in between cannot make
+// it delete a segment the checkpoint kept. The active segment is never
+// deleted; Rotate first to release it. Do not run it concurrently with
+// Replay.
 func (l *Log) DeleteBefore(first uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -655,8 +647,9 @@ func (l *Log) Active() uint64 {
 	return l.segs[len(l.segs)-1].seq
 }
 
-// KeptFrom returns the number of the oldest segment that TruncateBefore(lsn)
-// would keep.
+// KeptFrom returns the number of the oldest segment that holds a record at
+// or after lsn, or the active segment: what a checkpoint ending at lsn
+// keeps (DeleteBefore deletes the ones before it).
 func (l *Log) KeptFrom(lsn LSN) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -251,7 +251,7 @@ func TestFsyncCountsPerMode(t *testing.T) {
 		require.NoError(t, l.Sync(recs[19].lsn))
 		_, err := l.Rotate()
 		require.NoError(t, err)
-		require.NoError(t, l.TruncateBefore(recs[19].lsn))
+		require.NoError(t, l.DeleteBefore(l.KeptFrom(recs[19].lsn)))
 		require.NoError(t, l.Close())
 		assert.Zero(t, l.Stats().Fsyncs)
 		l2 := openLog(t, dir, Options{Sync: SyncOff})
@@ -274,12 +274,12 @@ func TestCloseSemantics(t *testing.T) {
 	recs := appendN(t, l, 0, 2)
 	require.NoError(t, l.Close())
 	calls := map[string]func() error{
-		"Append":         func() error { _, err := l.Append(0, nil); return err },
-		"Sync":           func() error { return l.Sync(recs[0].lsn) },
-		"Rotate":         func() error { _, err := l.Rotate(); return err },
-		"TruncateBefore": func() error { return l.TruncateBefore(recs[1].lsn) },
-		"Replay":         func() error { return l.Replay(func(LSN, byte, []byte) error { return nil }) },
-		"Close":          l.Close,
+		"Append":       func() error { _, err := l.Append(0, nil); return err },
+		"Sync":         func() error { return l.Sync(recs[0].lsn) },
+		"Rotate":       func() error { _, err := l.Rotate(); return err },
+		"DeleteBefore": func() error { return l.DeleteBefore(l.KeptFrom(recs[1].lsn)) },
+		"Replay":       func() error { return l.Replay(func(LSN, byte, []byte) error { return nil }) },
+		"Close":        l.Close,
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) { assert.ErrorIs(t, call(), errs.ErrClosed) })
@@ -363,18 +363,18 @@ func TestRotateFsyncFailureIsPermanent(t *testing.T) {
 	assert.ErrorIs(t, l.Sync(0), errs.ErrIO)
 }
 
-func TestTruncateBefore(t *testing.T) {
+func TestDeleteBeforeKeptFrom(t *testing.T) {
 	dir := t.TempDir()
 	l := openLog(t, dir, Options{Sync: SyncFull, SegmentBytes: 512})
 	recs := appendN(t, l, 0, 60)
 	segs := l.Stats().Segments
 	require.Greater(t, segs, 4)
 
-	require.NoError(t, l.TruncateBefore(recs[0].lsn))
+	require.NoError(t, l.DeleteBefore(l.KeptFrom(recs[0].lsn)))
 	assert.Equal(t, segs, l.Stats().Segments, "nothing precedes the first record")
 
 	cut := 30
-	require.NoError(t, l.TruncateBefore(recs[cut].lsn))
+	require.NoError(t, l.DeleteBefore(l.KeptFrom(recs[cut].lsn)))
 	got := replayAll(t, l)
 	require.NotEmpty(t, got)
 	assert.Less(t, l.Stats().Segments, segs)
@@ -384,12 +384,12 @@ func TestTruncateBefore(t *testing.T) {
 	assertRecords(t, recs[first:], got)
 	assert.Len(t, segmentFiles(t, dir), l.Stats().Segments)
 
-	require.NoError(t, l.TruncateBefore(LSN(1<<63)))
+	require.NoError(t, l.DeleteBefore(l.KeptFrom(LSN(1<<63))))
 	assert.Equal(t, 1, l.Stats().Segments, "the active segment is never removed")
 
 	start, err := l.Rotate()
 	require.NoError(t, err)
-	require.NoError(t, l.TruncateBefore(start))
+	require.NoError(t, l.DeleteBefore(l.KeptFrom(start)))
 	assert.Equal(t, 1, l.Stats().Segments)
 	assert.Empty(t, replayAll(t, l))
 	more := appendN(t, l, 100, 3)
@@ -618,7 +618,7 @@ func TestDeleteBefore(t *testing.T) {
 	}
 	first := l.KeptFrom(lsns[10])
 	// A rotation between KeptFrom and the deletion (a checkpoint racing a
-	// hand-over) must not widen what is deleted, as TruncateBefore would.
+	// hand-over) must not widen what is deleted, as deleting by LSN would.
 	_, err = l.Rotate()
 	require.NoError(t, err)
 	require.NoError(t, l.DeleteBefore(first))
