@@ -250,8 +250,37 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
     return inp
 
 
+def _decimals_as_double(data: Any) -> Any:
+    """data (an Arrow producer) as a pyarrow RecordBatchReader whose
+    decimal columns are float64."""
+    pa = _optional.require("pyarrow", 'insert(..., decimal="double")')
+    if hasattr(data, "__arrow_c_stream__"):
+        reader = pa.RecordBatchReader.from_stream(data)
+    elif hasattr(data, "__arrow_c_array__"):
+        reader = pa.RecordBatchReader.from_batches(*_one_batch(pa, pa.record_batch(data)))
+    elif _is_pandas_frame(data):
+        table = pa.Table.from_pandas(data, preserve_index=False)
+        reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+    else:
+        raise InvalidArgumentError('decimal="double" takes Arrow data (pyarrow, polars, DuckDB, ...) or pandas')
+    fields = [pa.field(f.name, pa.float64(), f.nullable, f.metadata) if pa.types.is_decimal(f.type) else f
+              for f in reader.schema]
+    target = pa.schema(fields, metadata=reader.schema.metadata)
+    if target.equals(reader.schema):
+        return reader
+    return pa.RecordBatchReader.from_batches(target, (b.cast(target) for b in reader))
+
+
+def _one_batch(pa: Any, batch: Any) -> tuple[Any, list[Any]]:
+    return batch.schema, [batch]
+
+
 def _insert(db: Database, handle: int, in_tx: bool, type_name: str, data: Any, device: str,
-            device_column: str | None = None) -> None:
+            device_column: str | None = None, decimal: str | None = None) -> None:
+    if decimal is not None:
+        if decimal != "double":
+            raise InvalidArgumentError(f'decimal must be None or "double", got {decimal!r}')
+        data = _decimals_as_double(data)
     t = _encode(type_name, "type")
     long = device_column is not None
     if long and device:
@@ -316,10 +345,11 @@ class Transaction(_Schema):
         status = _lib.lib.arcadego_tx_exec(handle, _encode(script, "script"), ctypes.byref(err))
         _lib.check(status, err)
 
-    def insert(self, type: str, data: Any, device: str = "", device_column: str | None = None) -> None:
+    def insert(self, type: str, data: Any, device: str = "", device_column: str | None = None,
+               decimal: str | None = None) -> None:
         """Add a batch for ``type`` and ``device``, or for the devices of
         its ``device_column`` (see Database.insert)."""
-        _insert(self._db, self._require_open(), True, type, data, device, device_column)
+        _insert(self._db, self._require_open(), True, type, data, device, device_column, decimal)
 
     def commit(self) -> None:
         """Validate everything, write one log record, wait for its fsync,
@@ -477,7 +507,8 @@ class Database(_Schema):
             stacklevel=_user_stacklevel(),
         )
 
-    def insert(self, type: str, data: Any, device: str = "", device_column: str | None = None) -> None:
+    def insert(self, type: str, data: Any, device: str = "", device_column: str | None = None,
+               decimal: str | None = None) -> None:
         """Insert one batch as one transaction.
 
         ``data``: an object with ``__arrow_c_stream__`` or
@@ -493,6 +524,11 @@ class Database(_Schema):
         the library splits the rows by device, in the same transaction. A
         scan result, which carries ``device``, goes back in as is.
 
+        DECIMAL columns (DuckDB's ``SUM`` and numeric literals, HUGEINT) have
+        no property type and are refused, unless ``decimal="double"``, which
+        converts them to DOUBLE (the nearest double: an opt-in loss of
+        precision; needs pyarrow).
+
         Example::
 
             db.insert("A", {"time": [1, 2, 3], "k": [7, None, 9]}, device="d1")
@@ -500,7 +536,7 @@ class Database(_Schema):
                       device_column="device")
         """
         handle = self._require_open()
-        _insert(self, handle, False, type, data, device, device_column)
+        _insert(self, handle, False, type, data, device, device_column, decimal)
 
     def _null_format(self, type_name: str, column: str) -> str | None:
         """The Arrow format of property ``column`` of ``type_name``, asked

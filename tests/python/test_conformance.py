@@ -134,3 +134,21 @@ def test_lossy_values_are_refused_everywhere(mem_db: arcadego.Database, values: 
     with pytest.raises(arcadego.InvalidArgumentError, match=fragment):
         mem_db.insert("A", {"time": list(range(len(values))), "c": values}, device="d")
     assert mem_db.scan("A").to_pydict()["c"] == []
+
+
+def test_decimals_are_refused_unless_asked_for_as_double(mem_db: arcadego.Database) -> None:
+    """DuckDB's numeric literals, SUMs and HUGEINTs arrive as Arrow
+    decimals, which no property type holds: refused, naming the column,
+    unless decimal="double" asks for the nearest doubles."""
+    duckdb = pytest.importorskip("duckdb", reason="the full venv installs duckdb")
+    con = duckdb.connect()
+    query = "select 1::BIGINT as time, 1.25::DECIMAL(10,2) as x, sum(2) as s"
+    mem_db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.x DOUBLE; CREATE PROPERTY A.s DOUBLE")
+    with pytest.raises(arcadego.InvalidArgumentError, match='"x".*decimal'):
+        mem_db.insert("A", con.sql(query), device="d")
+    with pytest.raises(arcadego.InvalidArgumentError, match="decimal must be"):
+        mem_db.insert("A", con.sql(query), device="d", decimal="float")
+    mem_db.insert("A", con.sql(query), device="d", decimal="double")
+    mem_db.insert("A", pa.table({"time": [2], "x": pa.array([3], pa.decimal128(5, 0)), "s": [4.0]}), device="d",
+                  decimal="double")
+    assert mem_db.scan("A").to_pydict() == {"device": ["d", "d"], "time": [1, 2], "x": [1.25, 3.0], "s": [2.0, 4.0]}
