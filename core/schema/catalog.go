@@ -1,21 +1,23 @@
 package schema
 
 import (
-	"maps"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 )
 
 // Type is one type (a table) in one catalog version. Immutable once its
 // catalog is published: a Change that edits a type edits its own copy,
 // made on the first edit of that type in that Change.
 //
-// Invariants: props is sorted by ID, which is also creation order, since
-// property ids come from one catalog-wide counter that only grows;
-// propByName is nil or indexes all of props by name (it is built once a
-// type has more than propMapMin properties: most types are narrow, and a
-// short scan costs less than a map per type, in memory and in copies);
+// Its properties are a persistent trie by name (see trie), so that a copy
+// shares it and adding or dropping one property costs O(log32 width)
+// nodes, not a copy of every property: a type of 10,000 properties grows
+// by one about as cheaply as a type of 100. Creation order is id order
+// (property ids come from one catalog-wide counter that only grows):
+// Properties sorts once per version and keeps the list, which
+// PropertyByID searches.
 // indexes is in creation (= ID) order.
 type Type struct {
 	ID       TypeID
@@ -24,71 +26,56 @@ type Type struct {
 	TimeUnit string // "" (plain int64), "s", "ms", "us" or "ns"
 	TimeZone string
 
-	owner      *owner // the Change token that may still edit this Type in place (see Change)
-	props      []*Property
-	propByName map[string]*Property
-	indexes    []*Index
+	owner   *owner // the Change token that may still edit this Type in place (see Change)
+	byName  trie[string, *Property, nameHash]
+	sorted  atomic.Pointer[[]*Property] // Properties' list, made on first use
+	indexes []*Index
 }
-
-const propMapMin = 8
 
 // Property returns the live property called name.
-func (t *Type) Property(name string) (*Property, bool) {
-	if t.propByName != nil {
-		p, ok := t.propByName[name]
-		return p, ok
-	}
-	for _, p := range t.props {
-		if p.Name == name {
-			return p, true
-		}
-	}
-	return nil, false
-}
+func (t *Type) Property(name string) (*Property, bool) { return t.byName.get(name) }
 
-// addProperty appends p; t must be editable. more is how many properties
-// the caller expects to add after p (see Change.Grow; 0 when unknown), so
-// that a wide change sizes the list and the name map once instead of
-// doubling them about log2(more) times.
-func (t *Type) addProperty(p *Property, more int) {
-	if len(t.props) == cap(t.props) {
-		t.props = slices.Grow(t.props, max(len(t.props), more)+1) // double (see Change.Apply)
-	}
-	t.props = append(t.props, p)
-	switch {
-	case t.propByName == nil && len(t.props)+more > propMapMin,
-		t.propByName != nil && more > len(t.propByName):
-		t.propByName = make(map[string]*Property, 2*len(t.props)+more)
-		for _, q := range t.props {
-			t.propByName[q.Name] = q
-		}
-	case t.propByName != nil:
-		t.propByName[p.Name] = p
-	}
+// addProperty adds p; t must be editable (owned by the caller's Change).
+func (t *Type) addProperty(p *Property) {
+	t.byName.set(t.owner, p.Name, p)
+	t.sorted.Store(nil)
 }
 
 // removeProperty removes p, a live property; t must be editable.
 func (t *Type) removeProperty(p *Property) {
-	i, _ := slices.BinarySearchFunc(t.props, p.ID, func(q *Property, id PropertyID) int { return cmpID(q.ID, id) })
-	t.props = slices.Delete(t.props, i, i+1)
-	if t.propByName != nil {
-		delete(t.propByName, p.Name)
-	}
+	t.byName.delete(t.owner, p.Name)
+	t.sorted.Store(nil)
 }
 
 // PropertyByID returns the live property with that id.
 func (t *Type) PropertyByID(id PropertyID) (*Property, bool) {
-	i, ok := slices.BinarySearchFunc(t.props, id, func(p *Property, id PropertyID) int {
-		return cmpID(p.ID, id)
-	})
+	props := t.Properties()
+	i, ok := slices.BinarySearchFunc(props, id, func(p *Property, id PropertyID) int { return cmpID(p.ID, id) })
 	if !ok {
 		return nil, false
 	}
-	return t.props[i], true
+	return props[i], true
 }
 
-// Properties returns the live properties in creation order. The caller must not modify the slice.
-func (t *Type) Properties() []*Property { return t.props }
+// NumProperties returns the number of live properties.
+func (t *Type) NumProperties() int { return t.byName.len() }
+
+// Properties returns the live properties in creation order. The first call
+// on a version sorts them (O(n log n)); later calls return the same list.
+// The caller must not modify the slice.
+func (t *Type) Properties() []*Property {
+	if p := t.sorted.Load(); p != nil {
+		return *p
+	}
+	out := make([]*Property, 0, t.byName.len())
+	t.byName.each(func(_ string, p *Property) bool {
+		out = append(out, p)
+		return true
+	})
+	slices.SortFunc(out, func(a, b *Property) int { return cmpID(a.ID, b.ID) })
+	t.sorted.Store(&out)
+	return out
+}
 
 // Index returns the index called name.
 func (t *Type) Index(name string) (*Index, bool) {
@@ -104,15 +91,14 @@ func (t *Type) Index(name string) (*Index, bool) {
 // modify the slice or the indexes' Properties.
 func (t *Type) Indexes() []*Index { return t.indexes }
 
-// clone returns a copy of t that own may edit. The property and index
-// lists are copied here, once per Change, not once per operation.
+// clone returns a copy of t that own may edit. The property tries are
+// shared (their nodes are copied on first write); the short index list is
+// copied here, once per Change.
 func (t *Type) clone(own *owner) *Type {
-	c := *t
-	c.owner = own
-	c.props = slices.Clone(t.props)
-	c.propByName = maps.Clone(t.propByName)
-	c.indexes = slices.Clone(t.indexes)
-	return &c
+	c := &Type{ID: t.ID, Name: t.Name, TimeSet: t.TimeSet, TimeUnit: t.TimeUnit, TimeZone: t.TimeZone,
+		owner: own, byName: t.byName, indexes: slices.Clone(t.indexes)}
+	c.sorted.Store(t.sorted.Load()) // the same properties until c is edited
+	return c
 }
 
 func cmpID[T ~uint32](a, b T) int {

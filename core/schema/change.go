@@ -27,7 +27,6 @@ type Change struct {
 	tok       *owner
 	ops       []Op
 	published *Catalog // what Catalog() returned, until the next recorded op
-	more      int      // properties the next createProperty may size its type for (Grow)
 	bump      uint64   // version step: 1 (Edit) or 0 (Continue)
 }
 
@@ -55,12 +54,9 @@ func (ch *Change) Base() *Catalog { return ch.base }
 func (ch *Change) Ops() []Op { return ch.ops }
 
 // Grow says that about n more operations will follow: it makes room for
-// them in the recorded list, and the first property created next is
-// taken to start a run of up to n on its type, whose property list and
-// name map are sized for them at once (a wide tablet's new columns).
+// them in the recorded list at once (a wide tablet's new columns).
 func (ch *Change) Grow(n int) {
 	ch.ops = slices.Grow(ch.ops, n)
-	ch.more = n
 }
 
 // Catalog returns the catalog as edited so far; calling Apply afterwards
@@ -269,8 +265,7 @@ func (ch *Change) createProperty(op Op) (bool, error) {
 	}
 	ch.work.lastProp++
 	p := &Property{ID: ch.work.lastProp, Name: op.Property, Type: op.PropertyType}
-	ch.mutableType(t).addProperty(p, ch.more)
-	ch.more = 0 // spent: the next type must not be sized for it too
+	ch.mutableType(t).addProperty(p)
 	return true, nil
 }
 

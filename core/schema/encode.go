@@ -253,8 +253,9 @@ func AppendCatalog(dst []byte, c *Catalog) []byte {
 		dst = append(dst, boolByte(t.TimeSet))
 		dst = appendString(dst, t.TimeUnit)
 		dst = appendString(dst, t.TimeZone)
-		dst = binary.AppendUvarint(dst, uint64(len(t.props)))
-		for _, p := range t.props {
+		props := t.Properties()
+		dst = binary.AppendUvarint(dst, uint64(len(props)))
+		for _, p := range props {
 			dst = binary.AppendUvarint(dst, uint64(p.ID))
 			dst = appendString(dst, p.Name)
 			dst = append(dst, byte(p.Type))
@@ -353,7 +354,7 @@ func (d *decoder) catalog() (*Catalog, error) {
 		}
 		prevType = t.ID
 		nprops := d.count(3)
-		t.props = make([]*Property, 0, nprops)
+		var lastID PropertyID
 		for range nprops {
 			p := &Property{ID: PropertyID(d.id()), Name: d.name("property"), Type: PropertyType(d.byte())}
 			if d.err != nil {
@@ -361,7 +362,7 @@ func (d *decoder) catalog() (*Catalog, error) {
 			}
 			switch {
 			case p.ID == 0 || p.ID > c.lastProp || propIDs[p.ID] ||
-				(len(t.props) > 0 && p.ID <= t.props[len(t.props)-1].ID):
+				p.ID <= lastID:
 				d.fail("property id %d out of order, reused or above the counter %d", p.ID, c.lastProp)
 			case !p.Type.Valid():
 				d.fail("property %s: bad type %d", quote(p.Name), p.Type)
@@ -372,7 +373,8 @@ func (d *decoder) catalog() (*Catalog, error) {
 				d.fail("property %s twice in type %s", quote(p.Name), quote(t.Name))
 			}
 			propIDs[p.ID] = true
-			t.addProperty(p, 0)
+			lastID = p.ID
+			t.addProperty(p)
 		}
 		nindexes := d.count(4)
 		var prevIndex IndexID

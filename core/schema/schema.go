@@ -6,10 +6,13 @@
 // A *Catalog is immutable once returned: readers share it without locks and
 // writers publish a new version built by a Change. Publishing copies only
 // what changed, never the whole catalog, so N single-statement commits cost
-// O(N log N) at worst, not O(N²): the by-name, by-id and index-name tables
-// are persistent hash tries (trie.go) of which a change copies only the
-// paths to the keys it touched (a few nodes of at most 32 slots), and a
-// type edited by a Change is copied once, on its first edit in that Change.
+// O(N log N) at worst, not O(N²): the by-name, by-id and index-name tables,
+// and each type's properties, are persistent hash tries (trie.go) of which
+// a change copies only the paths to the keys it touched (a few nodes of at
+// most 32 slots), and a type edited by a Change is copied once, on its
+// first edit in that Change, sharing its property trie. Adding a property
+// to a type of 10,000 costs about what it costs on a type of 100
+// (BenchmarkAddProperty in core/engine).
 // Changes are not safe for concurrent use; the engine serializes them.
 //
 // Ids are assigned from counters kept in the catalog, so applying the same

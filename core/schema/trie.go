@@ -152,7 +152,12 @@ func (n *tnode[K, V]) editable(own *owner) *tnode[K, V] {
 // setNode sets leaf, whose key hashes to h, in the subtrie n at depth shift.
 func setNode[K comparable, V any, H hasher[K]](n *tnode[K, V], own *owner, shift uint, h uint64, leaf tslot[K, V]) (*tnode[K, V], bool) {
 	if n == nil {
-		n = &tnode[K, V]{owner: own, slots: []tslot[K, V]{leaf}}
+		// Room for a few more: a change that adds many keys fills new
+		// nodes in place, and growing them one append at a time was
+		// most of its allocations.
+		slots := make([]tslot[K, V], 1, 4)
+		slots[0] = leaf
+		n = &tnode[K, V]{owner: own, slots: slots}
 		if shift < 64 {
 			n.bitmap = 1 << ((h >> shift) & levelMask)
 		}
