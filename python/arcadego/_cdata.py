@@ -116,6 +116,15 @@ def free(address: int) -> None:
     _free(address)
 
 
+def release_stream(address: int) -> None:
+    """Release the ArrowArrayStream at address (from malloc_stream) and
+    free it."""
+    try:
+        call_release(ctypes.cast(address, POINTER(ArrowArrayStream)), StreamRelease)
+    finally:
+        _free(address)
+
+
 def malloc_stream() -> int:
     """A zeroed ArrowArrayStream in C memory (freed by the capsule or free())."""
     address = _malloc(ctypes.sizeof(ArrowArrayStream))

@@ -10,6 +10,7 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
@@ -21,6 +22,7 @@ from ._errors import (
     InvalidArgumentError,
     NotFoundError,
     PerformanceWarning,
+    StorageError,
 )
 from ._result import Result
 
@@ -581,7 +583,9 @@ class Database(_Schema):
         if columns is not None:
             if isinstance(columns, str):
                 columns = [columns]
-            request["properties"] = [_check_str(c, "column") for c in columns]
+            # device and time come with every result: naming them is fine.
+            request["properties"] = [_check_str(c, "column") for c in columns
+                                     if c not in (self.time_column, "device")]
         time_kind: dict[str, Any] | None = None
         for key, value in (("start", start), ("end", end)):
             if value is None:
@@ -592,12 +596,18 @@ class Database(_Schema):
                 if time_kind is None:
                     time_kind = self.describe(type).get("time") or {}
                 value = _time_bound(key, value, type, time_kind)
+            if not -(2**63) <= value < 2**63:
+                raise InvalidArgumentError(f"{key} {value} is outside the int64 range of times")
             request[key] = value
         if batch_rows is not None:
             if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)):
                 raise InvalidArgumentError(f"batch_rows must be an int, got {builtins.type(batch_rows).__name__}")
+            if not 0 < batch_rows < 2**31:
+                raise InvalidArgumentError(f"batch_rows must be in 1 .. 2**31-1, got {batch_rows}")
             request["batch_rows"] = int(batch_rows)
-        return Result(self, request)
+        result = Result(self, request)
+        result._check()  # a bad type or column raises here, not at the first read
+        return result
 
     def describe(self, type: str | None = None) -> dict[str, Any]:
         """The schema as a dict: for one type
@@ -725,10 +735,17 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
         p = os.fspath(path)
         if not isinstance(p, str):
             p = os.fsdecode(p)
-        if p == "":
+        if p in ("", ":memory:"):  # as sqlite3 and DuckDB spell it
             p = None
         elif "\x00" in p:
             raise InvalidArgumentError(f"invalid path {p!r}: control character U+0000 (NUL)")
+    if p is not None:
+        other = _open_databases.get(os.path.realpath(p))
+        if other is not None and other._handle is not None:
+            raise StorageError(
+                f"{p!r} is already open in this process ({other!r}): a directory has one open handle at a "
+                "time; close the other one first (db.close(), or open it with `with arcadego.connect(...)`), "
+                "or keep using it")
     opts: dict[str, Any] = {"sync": sync, "auto_create": bool(auto_create), "time_column": time_column}
     if memtable_budget is not None:
         opts["memtable_budget"] = int(memtable_budget)
@@ -738,7 +755,15 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
     status = _lib.lib.arcadego_open(None if p is None else os.fsencode(p), options.encode(),
                                     ctypes.byref(out), ctypes.byref(err))
     _lib.check(status, err)
-    return Database(int(out.value or 0), p, sync, bool(auto_create), time_column, memtable_budget)
+    db = Database(int(out.value or 0), p, sync, bool(auto_create), time_column, memtable_budget)
+    if p is not None:
+        _open_databases[os.path.realpath(p)] = db
+    return db
+
+
+# The databases open in this process by directory, to tell a second
+# connect() of the same path (a notebook cell run twice) what happened.
+_open_databases: weakref.WeakValueDictionary[str, Database] = weakref.WeakValueDictionary()
 
 
 def set_runtime(gomaxprocs: int | None = None, memory_limit: int | None = None,

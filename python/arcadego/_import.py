@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _dt
+from collections.abc import Iterator
 from typing import Any, Callable
 
 import numpy as np
@@ -209,9 +210,12 @@ def _stream_error(stream: Any, code: int, what: str) -> Error:
     return cls(f"{what}: {message or f'errno {code}'}")
 
 
-def read_stream(address: int, call: Callable[..., Any] | None = None) -> tuple[list[Field], list[list[Any]]]:
-    """Read every batch of the struct-typed stream at ``address`` into
-    columns of Python values, then release the stream.
+def iter_stream(address: int, call: Callable[..., Any] | None = None,
+                with_schema: bool = False) -> Iterator[tuple[list[Field], list[list[Any]] | None]]:
+    """Read the struct-typed stream at ``address`` a batch at a time: yield
+    the fields and the batch's columns of Python values (first the fields
+    and None, with_schema); release the stream at the end (or when the
+    generator is closed).
 
     ``call(fn, *args)`` runs the stream's get_next (so that a caller can make
     it cancellable); by default it is called directly.
@@ -227,7 +231,8 @@ def read_stream(address: int, call: Callable[..., Any] | None = None) -> tuple[l
             fields = [_field(schema.children[i].contents) for i in range(schema.n_children)]
         finally:
             call_release(ctypes.pointer(schema), SchemaRelease)
-        columns: list[list[Any]] = [[] for _ in fields]
+        if with_schema:
+            yield fields, None
         get_next = StreamGetNext(stream.contents.get_next)
         while True:
             batch = ArrowArray()
@@ -235,17 +240,32 @@ def read_stream(address: int, call: Callable[..., Any] | None = None) -> tuple[l
             if rc != 0:
                 raise _stream_error(stream, rc, "reading a result batch")
             if not batch.release:
-                break
+                return
             try:
                 if batch.n_children != len(fields):
                     raise InternalError(
                         f"result batch has {batch.n_children} columns, schema {len(fields)}")
+                columns = []
                 for i, f in enumerate(fields):
                     child = batch.children[i].contents
-                    columns[i].extend(_column(child, f.format, batch.offset + child.offset, batch.length,
-                                              f.dictionary))
+                    columns.append(_column(child, f.format, batch.offset + child.offset, batch.length,
+                                           f.dictionary))
             finally:
                 call_release(ctypes.pointer(batch), ArrayRelease)
-        return fields, columns
+            yield fields, columns
     finally:
         call_release(stream, StreamRelease)
+
+
+def read_stream(address: int, call: Callable[..., Any] | None = None) -> tuple[list[Field], list[list[Any]]]:
+    """Read every batch of the struct-typed stream at ``address`` into
+    columns of Python values, then release the stream (see iter_stream)."""
+    fields: list[Field] = []
+    columns: list[list[Any]] = []
+    for batch_fields, batch_columns in iter_stream(address, call, with_schema=True):
+        if batch_columns is None:
+            fields, columns = batch_fields, [[] for _ in batch_fields]
+            continue
+        for col, values in zip(columns, batch_columns):
+            col.extend(values)
+    return fields, columns

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import ctypes
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import _cdata, _lib, _optional
-from ._import import Field, read_stream
+from ._import import Field, iter_stream, read_stream
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -77,6 +80,51 @@ class Result:
             _cdata.free(address)
             raise
         return address
+
+    def _check(self) -> None:
+        """Start the scan and drop it: the library checks the type, the
+        columns and the bounds when a scan starts, so this raises what the
+        first read would, at the call that made the Result."""
+        _cdata.release_stream(self._scan())
+
+    def __iter__(self) -> Iterator[Any]:
+        """The rows a batch at a time: ``pyarrow.RecordBatch`` objects when
+        pyarrow is installed, else one ``{column: [values]}`` dict per
+        batch. Each iteration runs the scan again."""
+        pa = _optional.pyarrow()
+        if pa is not None:
+            yield from pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__())
+            return
+        address = self._scan()
+        try:
+            for fields, columns in iter_stream(address):
+                yield {f.name: c for f, c in zip(fields, columns or [])}
+        finally:
+            _cdata.free(address)
+
+    def to_polars(self) -> Any:
+        """The rows as a polars.DataFrame (needs polars and pyarrow); the
+        device column is a polars Categorical."""
+        pl = _optional.require("polars", "Result.to_polars()")
+        return pl.from_arrow(self.to_arrow())
+
+    def to_numpy(self) -> dict[str, np.ndarray]:
+        """The rows as ``{column: numpy array}``: numbers and timestamps in
+        their numpy dtypes (an integer or boolean column with nulls becomes
+        float64 with NaN, or object with None), strings and the device as
+        object arrays."""
+        pa = _optional.pyarrow()
+        if pa is not None:
+            table = self.to_arrow()
+            out = {}
+            for name in table.column_names:
+                col = table[name]
+                if pa.types.is_dictionary(col.type):
+                    col = col.cast(col.type.value_type)
+                out[name] = col.to_numpy()
+            return out
+        return {k: np.array(v, dtype=object if any(x is None or isinstance(x, str) for x in v) else None)
+                for k, v in self.to_pydict().items()}
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """Run the scan and return it as an "arrow_array_stream" PyCapsule

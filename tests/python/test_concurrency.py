@@ -134,6 +134,7 @@ def test_two_sweeps_release_and_free_each_stream_once(
     from arcadego import _cdata
 
     mem_db.insert("S", {"time": [1], "k": [1]})
+    result = mem_db.scan("S")  # scan() starts and drops a scan to check the request
     _cdata.sweep_stream_capsules()
     releases: list[int] = []
     frees: list[int] = []
@@ -149,7 +150,7 @@ def test_two_sweeps_release_and_free_each_stream_once(
 
     monkeypatch.setattr(_cdata, "StreamRelease", release)
     monkeypatch.setattr(_cdata, "_free", frees.append)  # freed below, once each
-    mem_db.scan("S").__arrow_c_stream__()  # dropped at once, never consumed
+    result.__arrow_c_stream__()  # dropped at once, never consumed
     try:
         _cdata.sweep_stream_capsules()
     finally:

@@ -119,6 +119,7 @@ def test_storage_error_when_path_is_a_file(tmp_path: Path) -> None:
 
 def test_closed(tmp_path: Path) -> None:
     db = arcadego.connect(tmp_path / "db", auto_create=True)
+    db.insert("A", {"time": [0], "k": [0]})
     tx = db.transaction()
     res = db.scan("A")
     db.close()

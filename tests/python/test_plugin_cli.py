@@ -45,6 +45,11 @@ def test_fixture_through_pytester(pytester: pytest.Pytester) -> None:
 
 def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(tmp_path / "db")
+    assert main(["exec", path, "CREATE DOCUMENT TYPE A"]) == 1  # no database there yet
+    assert "no database" in capsys.readouterr().err
+    assert not os.path.exists(path)
+    assert main(["init", path]) == 0
+    assert main(["init", path]) == 1  # not over an existing one
     assert main(["exec", path, "CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64"]) == 0
     assert main(["describe", path]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -58,6 +63,7 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_console_script_and_module(tmp_path: Path) -> None:
     exe = Path(sys.executable).parent / "arcadego"
     assert exe.exists(), "the console script is installed by the wheel"
+    subprocess.run([str(exe), "init", str(tmp_path / "db")], check=True, timeout=60)
     out = subprocess.run([str(exe), "exec", str(tmp_path / "db"), "-"], input="CREATE DOCUMENT TYPE Z",
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

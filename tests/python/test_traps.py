@@ -1,0 +1,75 @@
+"""Small traps a new user falls into, each fixed: ":memory:", a scan of a
+mistyped type or column raising at the call, device and time in
+``columns``, opening a path twice in one process, a Result that iterates
+and converts to polars and numpy, and the CLI never creating a database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import arcadego
+
+
+def test_memory_means_in_memory(tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with arcadego.connect(":memory:", auto_create=True) as db:
+        db.insert("A", {"time": [1], "k": [1]})
+        assert db.path is None
+    assert os.listdir(tmp_path) == []
+
+
+def test_scan_checks_at_the_call(schema_db: arcadego.Database) -> None:
+    with pytest.raises(arcadego.NotFoundError, match="Nope"):
+        schema_db.scan("Nope")
+    with pytest.raises(arcadego.NotFoundError, match="zz"):
+        schema_db.scan("A", columns=["k", "zz"])
+    with pytest.raises(arcadego.InvalidArgumentError, match="start"):
+        schema_db.scan("A", start=2**63)
+    with pytest.raises(arcadego.InvalidArgumentError, match="batch_rows"):
+        schema_db.scan("A", batch_rows=0)
+
+
+def test_device_and_time_may_be_named_in_columns(schema_db: arcadego.Database) -> None:
+    schema_db.insert("A", {"time": [1, 2], "k": [10, 20]}, device="d")
+    got = schema_db.scan("A", columns=["device", "time", "k"]).to_pydict()
+    assert got == {"device": ["d", "d"], "time": [1, 2], "k": [10, 20]}
+
+
+def test_opening_an_open_path_says_so(tmp_path: os.PathLike[str]) -> None:
+    path = os.path.join(tmp_path, "db")
+    db = arcadego.connect(path)
+    with pytest.raises(arcadego.StorageError, match="already open in this process.*close"):
+        arcadego.connect(path)
+    db.close()
+    arcadego.connect(path).close()  # once closed, it opens again
+
+
+def test_result_iterates_and_converts(schema_db: arcadego.Database) -> None:
+    pa = pytest.importorskip("pyarrow", reason="the full venv installs pyarrow")
+    pl = pytest.importorskip("polars", reason="the full venv installs polars")
+    schema_db.insert("A", {"time": [1, 2, 3], "k": [1, None, 3], "x": [0.5, 1.5, 2.5]}, device="d")
+    res = schema_db.scan("A", columns=["k", "x"], batch_rows=2)
+    batches = list(res)
+    assert [b.num_rows for b in batches] == [2, 1]
+    assert all(isinstance(b, pa.RecordBatch) for b in batches)
+    frame = res.to_polars()
+    assert isinstance(frame, pl.DataFrame)
+    assert frame["k"].to_list() == [1, None, 3]
+    arrays = res.to_numpy()
+    assert list(arrays) == ["device", "time", "k", "x"]
+    assert arrays["device"].tolist() == ["d", "d", "d"]
+    np.testing.assert_array_equal(arrays["x"], [0.5, 1.5, 2.5])
+    assert np.isnan(arrays["k"][1]) and arrays["k"][0] == 1
+
+
+def test_cli_never_creates_a_database(tmp_path: os.PathLike[str]) -> None:
+    missing = os.path.join(tmp_path, "mistyped")
+    out = subprocess.run([sys.executable, "-m", "arcadego", "describe", missing], capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "no database" in out.stderr
+    assert not os.path.exists(missing)
