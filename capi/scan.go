@@ -225,7 +225,7 @@ func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 		if err != nil {
 			if errors.Is(err, errs.ErrCanceled) && r.db.isClosed() {
 				// arcadego_close canceled the scan: say so.
-				return fmt.Errorf("%v: the database was closed: %w", err, errs.ErrCanceled)
+				return fmt.Errorf("scan of %q stopped: the database was closed: %w", r.rows.Type().Name, errs.ErrCanceled)
 			}
 			return err
 		}

@@ -207,7 +207,7 @@ func (r *Rows) Next() (Batch, bool) {
 	for r.err == nil {
 		if r.cur != nil {
 			if err := r.ctx.Err(); err != nil {
-				r.err = fmt.Errorf("scan of %q: %v: %w", r.typ.Name, err, errs.ErrCanceled)
+				r.err = fmt.Errorf("scan of %q stopped: %w", r.typ.Name, errs.ErrCanceled)
 				break
 			}
 			b, err := r.cur.Next()

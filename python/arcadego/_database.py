@@ -224,7 +224,11 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
         pa = _optional.pyarrow()
         if pa is not None:
             df = data.reset_index() if any(n is not None for n in data.index.names) else data
-            table = pa.Table.from_pandas(df, preserve_index=False)
+            try:
+                table = pa.Table.from_pandas(df, preserve_index=False)
+            except (pa.ArrowException, ValueError, TypeError) as e:
+                # A column of mixed objects, duplicate names, ...
+                raise InvalidArgumentError(f"pandas DataFrame: {e}") from e
             inp.keep = table.__arrow_c_stream__()
             inp.stream = _cdata.capsule_pointer(inp.keep, _cdata.STREAM_CAPSULE_NAME)
             return inp

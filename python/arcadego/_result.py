@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _cdata, _lib, _optional
+from ._errors import CanceledError, Error, InvalidArgumentError, NotFoundError, StorageError
 from ._import import Field, iter_stream, read_stream
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -19,6 +20,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._database import Database
 
 __all__ = ["Result"]
+
+
+def _stream_failure(e: BaseException) -> Error:
+    """The arcadego error for a failure that pyarrow reports while reading
+    a result stream (its get_next returned an errno: pyarrow raises
+    OSError or an ArrowException with the stream's message)."""
+    message = str(e)
+    if message.endswith(": canceled"):
+        return CanceledError(message)
+    if message.endswith(": invalid argument"):
+        return InvalidArgumentError(message)
+    if message.endswith(": not found"):
+        return NotFoundError(message)
+    return StorageError(message)
 
 
 class Result:
@@ -93,7 +108,11 @@ class Result:
         batch. Each iteration runs the scan again."""
         pa = _optional.pyarrow()
         if pa is not None:
-            yield from pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__())
+            reader = pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__())
+            try:
+                yield from reader
+            except (OSError, pa.ArrowException) as e:
+                raise _stream_failure(e) from e
             return
         address = self._scan()
         try:
@@ -144,7 +163,11 @@ class Result:
         ``table.set_column(0, "device", table["device"].cast(pa.string()))``.
         """
         pa = _optional.require("pyarrow", "Result.to_arrow()")
-        table = pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__()).read_all()
+        reader = pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__())
+        try:
+            table = reader.read_all()
+        except (OSError, pa.ArrowException) as e:
+            raise _stream_failure(e) from e
         # One dictionary for all chunks (4 bytes a row): pyarrow's group_by,
         # join and IPC files refuse chunks with differing dictionaries.
         return table.unify_dictionaries()

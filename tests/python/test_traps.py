@@ -73,3 +73,23 @@ def test_cli_never_creates_a_database(tmp_path: os.PathLike[str]) -> None:
     assert out.returncode != 0
     assert "no database" in out.stderr
     assert not os.path.exists(missing)
+
+
+def test_errors_stay_arcadego_errors(schema_db: arcadego.Database) -> None:
+    """What pandas or pyarrow raise on the way in or out is an
+    arcadego.Error, the original chained as __cause__."""
+    pd = pytest.importorskip("pandas", reason="the full venv installs pandas")
+    pytest.importorskip("pyarrow", reason="the full venv installs pyarrow")
+    with pytest.raises(arcadego.InvalidArgumentError, match="pandas DataFrame") as e:
+        schema_db.insert("A", pd.DataFrame({"time": [1, 2], "k": [1, "a"]}))
+    assert e.value.__cause__ is not None
+    with pytest.raises(arcadego.InvalidArgumentError, match="[Dd]uplicate"):
+        schema_db.insert("A", pd.DataFrame([[1, 2, 3]], columns=["time", "k", "k"]))
+    schema_db.insert("A", {"time": list(range(100)), "k": list(range(100))})
+    seen = 0
+    with pytest.raises(arcadego.CanceledError, match="database was closed") as e:
+        for _ in schema_db.scan("A", batch_rows=10):
+            seen += 1
+            schema_db.close()  # the scan stops at its next batch
+    assert seen == 1
+    assert "context canceled" not in str(e.value)
