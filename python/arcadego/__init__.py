@@ -18,14 +18,17 @@ Inputs: anything with ``__arrow_c_stream__`` or ``__arrow_c_array__``
 numpy arrays. Results implement ``__arrow_c_stream__`` and convert with
 ``to_arrow()``, ``to_pandas()``, ``to_pylist()``, ``to_pydict()``.
 
-The library (a Go runtime) is loaded at import. It does not survive
+The library (a Go runtime) is loaded on first use (``connect`` and the
+rest; ``import arcadego`` alone loads nothing). It does not survive
 ``fork()``: in a forked child every call raises :class:`Error`; use the
 "spawn" or "forkserver" start methods of multiprocessing.
 """
 
 from __future__ import annotations
 
-from ._database import Database, Transaction, connect, quote_name, set_runtime
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._errors import (
     AlreadyExistsError,
     CanceledError,
@@ -39,10 +42,41 @@ from ._errors import (
     PerformanceWarning,
     StorageError,
 )
-from ._lib import library_path
-from ._lib import version as library_version
-from ._result import Result
 from ._version import __version__
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._database import Database, Transaction, connect, quote_name, set_runtime
+    from ._lib import library_path
+    from ._lib import version as library_version
+    from ._result import Result
+
+# The library (and numpy) load on first use of what needs them, not at
+# ``import arcadego``: the pytest plugin is imported by every pytest run in
+# the environment, most of which never open a database.
+_LAZY = {
+    "connect": ("._database", "connect"),
+    "Database": ("._database", "Database"),
+    "Transaction": ("._database", "Transaction"),
+    "quote_name": ("._database", "quote_name"),
+    "set_runtime": ("._database", "set_runtime"),
+    "Result": ("._result", "Result"),
+    "library_path": ("._lib", "library_path"),
+    "library_version": ("._lib", "version"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'arcadego' has no attribute {name!r}")
+    value = getattr(importlib.import_module(target[0], __name__), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "connect",

@@ -17,15 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-import arcadego
+if TYPE_CHECKING:  # pragma: no cover
+    import arcadego
 
 
 @pytest.fixture
 def arcadego_db(tmp_path: Path) -> Iterator[arcadego.Database]:
     """A fresh on-disk arcadego database in ``tmp_path``, closed afterwards."""
+    import arcadego  # here: a pytest run that never uses the fixture never loads the library
+
     db = arcadego.connect(tmp_path / "arcadego.db")
     try:
         yield db

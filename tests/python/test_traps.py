@@ -93,3 +93,19 @@ def test_errors_stay_arcadego_errors(schema_db: arcadego.Database) -> None:
             schema_db.close()  # the scan stops at its next batch
     assert seen == 1
     assert "context canceled" not in str(e.value)
+
+
+def test_importing_the_package_loads_nothing() -> None:
+    """The pytest plugin is imported by every pytest run in the
+    environment: importing it, or the package, loads neither numpy nor the
+    library; the first connect() does."""
+    code = (
+        "import sys, arcadego.pytest_plugin, arcadego\n"
+        "assert 'numpy' not in sys.modules, 'numpy'\n"
+        "assert 'arcadego._lib' not in sys.modules, 'library'\n"
+        "arcadego.connect(None).close()\n"
+        "assert 'arcadego._lib' in sys.modules\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
