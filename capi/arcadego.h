@@ -258,6 +258,9 @@ int arcadego_insert_stream_long(arcadego_db *db, const char *type, const char *d
 ** Scan one type into `out`, which the caller releases. `request_json`:
 **   {"type": "A",                 required
 **    "devices": ["d1", ...],      optional, default all devices
+**    "device_prefix": "plant-7/", optional: the devices whose names start
+**                                 with it (a range of the sorted device
+**                                 directories)
 **    "properties": ["k", ...],    optional, default all, in creation order
 **    "start": 0, "end": 100,      optional, start <= time < end
 **    "batch_rows": 65536}         optional
@@ -305,6 +308,18 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 ** absent). On failure *json_out is NULL.
 */
 int arcadego_describe(arcadego_db *db, const char *type, char **json_out, char **err);
+
+/*
+** List the devices of a type, from metadata (no data is read), sorted by
+** name. `request_json`: {"type": "A", "prefix": "plant-7/"} ("prefix"
+** optional). *json_out (free with arcadego_free) holds one list per
+** column: {"device": [...], "rows": [...], "first": [...], "last": [...]}:
+** each device's row count (exact unless rows were overwritten since its
+** last flush, then an upper bound) and least and greatest time, in the
+** type's time unit. The device directories are sorted, so a prefix costs
+** the devices it lists. ARCADEGO_NOT_FOUND for an unknown type.
+*/
+int arcadego_devices(arcadego_db *db, const char *request_json, char **json_out, char **err);
 
 /*
 ** Write everything committed before the call to the types' tables and

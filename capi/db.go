@@ -361,3 +361,57 @@ func ag_go_stats(db C.uintptr_t, jsonOut **C.char, cerr **C.char) C.int {
 		return nil
 	})
 }
+
+// devicesRequest is the request_json of arcadego_devices.
+type devicesRequest struct {
+	Type   *string `json:"type"`
+	Prefix string  `json:"prefix"`
+}
+
+// devicesJSON is its answer, one list per column.
+type devicesJSON struct {
+	Device []string `json:"device"`
+	Rows   []int64  `json:"rows"`
+	First  []int64  `json:"first"`
+	Last   []int64  `json:"last"`
+}
+
+//export ag_go_devices
+func ag_go_devices(db C.uintptr_t, requestJSON *C.char, jsonOut **C.char, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		if jsonOut == nil {
+			return fmt.Errorf("devices: json_out is NULL: %w", errs.ErrInvalidArgument)
+		}
+		*jsonOut = nil
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		src, err := goString("devices request", requestJSON)
+		if err != nil {
+			return err
+		}
+		var r devicesRequest
+		if err := decodeJSON("devices request", src, &r); err != nil {
+			return err
+		}
+		if r.Type == nil {
+			return fmt.Errorf("devices request: \"type\" is required: %w", errs.ErrInvalidArgument)
+		}
+		list, err := d.db.Devices(*r.Type, r.Prefix)
+		if err != nil {
+			return err
+		}
+		out := devicesJSON{Device: make([]string, len(list)), Rows: make([]int64, len(list)),
+			First: make([]int64, len(list)), Last: make([]int64, len(list))}
+		for i, dev := range list {
+			out.Device[i], out.Rows[i], out.First[i], out.Last[i] = dev.Name, dev.Rows, dev.First, dev.Last
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return fmt.Errorf("devices: %v: %w", err, errs.ErrInternal)
+		}
+		*jsonOut = C.CString(string(b))
+		return nil
+	})
+}

@@ -185,6 +185,11 @@ int arcadego_describe(arcadego_db *db, const char *type, char **json_out, char *
   return ag_go_describe((uintptr_t)db, (char *)type, json_out, err);
 }
 
+int arcadego_devices(arcadego_db *db, const char *request_json, char **json_out, char **err) {
+  GUARD(err);
+  return ag_go_devices((uintptr_t)db, (char *)request_json, json_out, err);
+}
+
 int arcadego_flush(arcadego_db *db, char **err) {
   GUARD(err);
   return ag_go_flush((uintptr_t)db, err);

@@ -83,6 +83,7 @@ func (r *result) nextParts() ([]part, error) {
 type scanRequest struct {
 	Type       *string  `json:"type"`
 	Devices    []string `json:"devices"`
+	Prefix     string   `json:"device_prefix"`
 	Properties []string `json:"properties"`
 	Start      *int64   `json:"start"`
 	End        *int64   `json:"end"`
@@ -103,8 +104,8 @@ func parseScanRequest(cjson *C.char) (engine.ScanRequest, error) {
 	}
 	// Each batch is copied into C memory by exportBatch before the next is
 	// read, so the scan may reuse its decode buffers.
-	req := engine.ScanRequest{Type: *r.Type, Devices: r.Devices, Properties: r.Properties, Start: r.Start, End: r.End,
-		ReuseBatches: true}
+	req := engine.ScanRequest{Type: *r.Type, Devices: r.Devices, DevicePrefix: r.Prefix, Properties: r.Properties,
+		Start: r.Start, End: r.End, ReuseBatches: true}
 	if r.BatchRows != nil {
 		if *r.BatchRows <= 0 {
 			return req, fmt.Errorf("scan request: batch_rows %d must be > 0: %w", *r.BatchRows, errInvalid)

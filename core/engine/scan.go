@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
@@ -17,6 +18,9 @@ import (
 type ScanRequest struct {
 	Type       string
 	Devices    []string // nil: every device
+	// DevicePrefix, when not "", keeps the devices whose names start with
+	// it: a range of each source's sorted device directory.
+	DevicePrefix string
 	Properties []string // nil: every live property, in creation order
 	Start      *int64   // nil: no lower bound; else time >= *Start
 	End        *int64   // nil: no upper bound; else time < *End
@@ -152,15 +156,19 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	}
 	var names []string
 	if req.Devices != nil {
-		names = slices.Clone(req.Devices)
+		for _, d := range req.Devices {
+			if strings.HasPrefix(d, req.DevicePrefix) {
+				names = append(names, d)
+			}
+		}
 	} else {
 		for _, f := range r.files {
 			if f.overlapsTime(r.start, r.end) {
-				names = append(names, f.Devices()...)
+				names = append(names, memtable.PrefixRange(f.Devices(), req.DevicePrefix)...)
 			}
 		}
 		for _, m := range mems {
-			names = append(names, m.Devices(ty.ID)...)
+			names = append(names, m.DevicesWithPrefix(ty.ID, req.DevicePrefix)...)
 		}
 	}
 	slices.Sort(names)

@@ -2,6 +2,8 @@ package memtable
 
 import (
 	"slices"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -28,8 +30,16 @@ type Memtable struct {
 	blockRows int
 	mem       atomic.Int64
 
-	mu    sync.RWMutex
-	types map[schema.TypeID]map[string]*Chunk
+	mu     sync.RWMutex
+	types  map[schema.TypeID]map[string]*Chunk
+	gen    map[schema.TypeID]uint64     // counts each type's new devices
+	sorted map[schema.TypeID]sortedDevs // Devices' lists, valid while gen matches
+}
+
+// sortedDevs is a type's device names, sorted, as of a generation.
+type sortedDevs struct {
+	gen   uint64
+	names []string
 }
 
 // New returns an empty memtable.
@@ -39,7 +49,8 @@ func New(opts Options) *Memtable {
 		br = defaultBlockRows
 	}
 	br = min(max(nextPow2(br), minTimeRows), maxBlockRows)
-	return &Memtable{blockRows: br, types: map[schema.TypeID]map[string]*Chunk{}}
+	return &Memtable{blockRows: br, types: map[schema.TypeID]map[string]*Chunk{},
+		gen: map[schema.TypeID]uint64{}, sorted: map[schema.TypeID]sortedDevs{}}
 }
 
 // Chunk returns the chunk of (typ, device), creating it if absent.
@@ -58,6 +69,7 @@ func (m *Memtable) Chunk(typ schema.TypeID, device string) *Chunk {
 	if c == nil {
 		c = newChunk(m.blockRows, &m.mem)
 		devs[device] = c
+		m.gen[typ]++
 	}
 	return c
 }
@@ -70,16 +82,46 @@ func (m *Memtable) Lookup(typ schema.TypeID, device string) (*Chunk, bool) {
 	return c, ok
 }
 
-// Devices returns the devices that have a chunk of typ, sorted.
+// Devices returns the devices that have a chunk of typ, sorted: the
+// type's device directory. The list is kept until a device is added, so
+// repeated listings, prefix ranges (DevicesWithPrefix) and the devices()
+// of a type that is not gaining devices cost no sort; it is sorted outside
+// the lock, so writers are not held up by it. The caller must not modify
+// the slice.
 func (m *Memtable) Devices(typ schema.TypeID) []string {
 	m.mu.RLock()
+	gen := m.gen[typ]
+	if s, ok := m.sorted[typ]; ok && s.gen == gen {
+		m.mu.RUnlock()
+		return s.names
+	}
 	devs := make([]string, 0, len(m.types[typ]))
 	for d := range m.types[typ] {
 		devs = append(devs, d)
 	}
 	m.mu.RUnlock()
 	slices.Sort(devs)
+	m.mu.Lock()
+	if m.gen[typ] == gen {
+		m.sorted[typ] = sortedDevs{gen: gen, names: devs}
+	}
+	m.mu.Unlock()
 	return devs
+}
+
+// DevicesWithPrefix returns the devices of typ whose names start with
+// prefix, sorted: a range of the device directory found by binary search.
+// The caller must not modify the slice.
+func (m *Memtable) DevicesWithPrefix(typ schema.TypeID, prefix string) []string {
+	return PrefixRange(m.Devices(typ), prefix)
+}
+
+// PrefixRange returns the names of sorted (ascending) that start with
+// prefix, a subslice found by two binary searches.
+func PrefixRange(sorted []string, prefix string) []string {
+	lo, _ := slices.BinarySearch(sorted, prefix)
+	n := sort.Search(len(sorted)-lo, func(i int) bool { return !strings.HasPrefix(sorted[lo+i], prefix) })
+	return sorted[lo : lo+n : lo+n]
 }
 
 // Types returns the types that have a chunk, in no particular order.
@@ -100,7 +142,8 @@ func (m *Memtable) MemoryUsage() int64 { return m.mem.Load() }
 // run while m is written: each chunk is copied as of one moment (holding
 // that chunk's writer lock briefly), not the memtable as a whole.
 func (m *Memtable) Clone() *Memtable {
-	nm := &Memtable{blockRows: m.blockRows, types: map[schema.TypeID]map[string]*Chunk{}}
+	nm := &Memtable{blockRows: m.blockRows, types: map[schema.TypeID]map[string]*Chunk{},
+		gen: map[schema.TypeID]uint64{}, sorted: map[schema.TypeID]sortedDevs{}}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for typ, devs := range m.types {
@@ -130,5 +173,6 @@ func (m *Memtable) Clear() {
 		}
 	}
 	m.types = map[schema.TypeID]map[string]*Chunk{}
+	m.gen, m.sorted = map[schema.TypeID]uint64{}, map[schema.TypeID]sortedDevs{}
 	m.mem.Store(0)
 }

@@ -560,13 +560,39 @@ class Database(_Schema):
 
     # -- reads -------------------------------------------------------------
 
+    def devices(self, type: str, prefix: str | None = None) -> dict[str, list[Any]]:
+        """The devices of ``type`` (those whose names start with ``prefix``),
+        sorted, from metadata: no data is read. Returns
+        ``{"device": [...], "rows": [...], "first": [...], "last": [...]}``:
+        each device's row count (exact unless rows were overwritten since
+        the device's last flush, then an upper bound) and least and greatest
+        time, in the type's time unit (ints).
+
+        Example::
+
+            devs = db.devices("Sensor", prefix="plant-7/")
+            pandas.DataFrame(devs)
+        """
+        handle = self._require_open()
+        request: dict[str, Any] = {"type": _check_str(type, "type")}
+        if prefix is not None:
+            request["prefix"] = _check_str(prefix, "prefix")
+        out = ctypes.c_void_p()
+        err = ctypes.c_void_p()
+        status = _lib.lib.arcadego_devices(handle, _encode(json.dumps(request), "request"), ctypes.byref(out),
+                                           ctypes.byref(err))
+        _lib.check(status, err)
+        doc = json.loads(_lib.take_string(out) or "{}")
+        return {k: doc.get(k) or [] for k in ("device", "rows", "first", "last")}
+
     def scan(self, type: str, columns: Sequence[str] | None = None,
              device: str | Sequence[str] | None = None,
              start: int | _dt.datetime | Any | None = None, end: int | _dt.datetime | Any | None = None,
-             batch_rows: int | None = None) -> Result:
+             batch_rows: int | None = None, device_prefix: str | None = None) -> Result:
         """Scan one type: rows with ``start <= time < end`` of the given
-        devices (all by default), with the given property columns (all by
-        default). Returns a lazy :class:`Result`.
+        devices (all by default; ``device_prefix``: those whose names start
+        with it), with the given property columns (all by default).
+        Returns a lazy :class:`Result`.
 
         ``start`` and ``end`` are ints in the type's time unit (numpy
         integers too) or, for a type whose times are timestamps, a
@@ -584,6 +610,8 @@ class Database(_Schema):
         if device is not None:
             devices = [device] if isinstance(device, str) else list(device)
             request["devices"] = [_check_str(d, "device") for d in devices]
+        if device_prefix is not None:
+            request["device_prefix"] = _check_str(device_prefix, "device_prefix")
         if columns is not None:
             if isinstance(columns, str):
                 columns = [columns]

@@ -100,6 +100,7 @@ _proto("arcadego_cancel", c_int, c_void_p)
 _proto("arcadego_flush", c_int, c_void_p, _err)
 _proto("arcadego_checkpoint", c_int, c_void_p, _err)
 _proto("arcadego_stats", c_int, c_void_p, POINTER(c_void_p), _err)
+_proto("arcadego_devices", c_int, c_void_p, c_char_p, POINTER(c_void_p), _err)
 _proto("arcadego_free", None, c_void_p)
 
 

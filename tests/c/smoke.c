@@ -428,6 +428,15 @@ int main(void) {
   check_moved_device_column(db, 1);
   check_forked_child_is_refused(db);
 
+  /* The type's devices, from metadata. */
+  json = NULL;
+  rc = arcadego_devices(db, "{\"type\": \"A\"}", &json, &err);
+  CHECK(rc == ARCADEGO_OK && json != NULL && strstr(json, "\"device\":[\"d1\"]") != NULL, "devices: %d %s", rc,
+        json ? json : (err ? err : ""));
+  arcadego_free(json);
+  arcadego_free(err);
+  err = NULL;
+
   /* Flush to the types' Delta tables, checkpoint, read the counters. */
   rc = arcadego_flush(db, &err);
   CHECK(rc == ARCADEGO_OK, "flush: %d %s", rc, err ? err : "");

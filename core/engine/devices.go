@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"container/heap"
+	"fmt"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/memtable"
+	"github.com/arcadego/arcadego/core/schema"
+)
+
+// DeviceInfo is one device of a type, from metadata (no data is read).
+type DeviceInfo struct {
+	Name string
+	// Rows counts the device's rows in each place that holds some (the
+	// memtables and the files): exact when no row was overwritten since
+	// the device's last flush, else an upper bound.
+	Rows int64
+	// First and Last are the least and greatest time of those rows.
+	First, Last int64
+}
+
+// Devices lists the devices of type typ whose names start with prefix
+// ("" for all), sorted by name, with their row counts and time bounds,
+// from the device directories of the memtables and of the files' footers.
+// Each source is walked in name order and the lists merged, so the cost
+// is that of the devices listed (and of a sort of the memtable's devices
+// when some were added since the last listing), not of a data scan.
+func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
+	if db.closed.Load() {
+		return nil, fmt.Errorf("devices: %w", errs.ErrClosed)
+	}
+	if err := schema.ValidateName("type", typ); err != nil {
+		return nil, fmt.Errorf("devices: %w", err)
+	}
+	ty, ok := db.catalog.Load().Type(typ)
+	if !ok {
+		return nil, fmt.Errorf("devices: type %q: %w", typ, errs.ErrNotFound)
+	}
+	var files []*dataFile
+	var mems []*memtable.Memtable
+	db.stateMu.Lock()
+	v := db.view.Load()
+	if t := v.tables[ty.ID]; t != nil {
+		files = t.files
+		for _, f := range files {
+			f.refs.Add(1)
+		}
+	}
+	if v.imm != nil {
+		mems = append(mems, v.imm.mem)
+	}
+	mems = append(mems, v.mem)
+	db.stateMu.Unlock()
+	defer func() {
+		for _, f := range files {
+			f.unref()
+		}
+	}()
+
+	var srcs deviceSources
+	for _, f := range files {
+		names := memtable.PrefixRange(f.Devices(), prefix)
+		srcs = append(srcs, &deviceSource{names: names, info: func(name string) (int64, int64, int64) {
+			first, last, _ := f.DeviceTimes(name)
+			return f.DeviceRows(name), first, last
+		}})
+	}
+	for _, m := range mems {
+		names := m.DevicesWithPrefix(ty.ID, prefix)
+		srcs = append(srcs, &deviceSource{names: names, info: func(name string) (int64, int64, int64) {
+			c, ok := m.Lookup(ty.ID, name)
+			if !ok {
+				return 0, 0, 0
+			}
+			s := c.Snapshot()
+			first, last, _ := s.TimeBounds()
+			return int64(s.Rows()), first, last
+		}})
+	}
+	var out []DeviceInfo
+	h := srcs[:0]
+	for _, s := range srcs {
+		if len(s.names) > 0 {
+			h = append(h, s)
+		}
+	}
+	heap.Init(&h)
+	for len(h) > 0 {
+		s := h[0]
+		name := s.names[s.pos]
+		rows, first, last := s.info(name)
+		if n := len(out); n > 0 && out[n-1].Name == name {
+			d := &out[n-1]
+			if rows > 0 {
+				if d.Rows == 0 {
+					d.First, d.Last = first, last
+				}
+				d.Rows += rows
+				d.First, d.Last = min(d.First, first), max(d.Last, last)
+			}
+		} else if rows > 0 {
+			out = append(out, DeviceInfo{Name: name, Rows: rows, First: first, Last: last})
+		}
+		if s.pos++; s.pos == len(s.names) {
+			heap.Pop(&h)
+		} else {
+			heap.Fix(&h, 0)
+		}
+	}
+	return out, nil
+}
+
+// deviceSource is one sorted device directory being merged.
+type deviceSource struct {
+	names []string
+	pos   int
+	info  func(name string) (rows, first, last int64)
+}
+
+// deviceSources is a min-heap of sources by their next name.
+type deviceSources []*deviceSource
+
+func (h deviceSources) Len() int           { return len(h) }
+func (h deviceSources) Less(i, j int) bool { return h[i].names[h[i].pos] < h[j].names[h[j].pos] }
+func (h deviceSources) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *deviceSources) Push(x any)        { *h = append(*h, x.(*deviceSource)) }
+func (h *deviceSources) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// TestManyDevicesAgainstAModel: random per-device row counts, overwrites
+// and out-of-order times over 2,000 devices, written per device and in
+// long format into two databases, with flushes in between: both hold the
+// model's rows; devices() and prefix scans agree with the model.
+func TestManyDevicesAgainstAModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	perDevice, _ := openDisk(t, Options{AutoCreate: true, MemtableBudget: 256 << 10})
+	long, _ := openDisk(t, Options{AutoCreate: true, MemtableBudget: 256 << 10})
+	model := map[string]map[int64]map[string]any{}
+	for round := range 6 {
+		var devs []string
+		var times, ks []int64
+		for range 3000 {
+			d := fmt.Sprintf("plant-%d/dev-%04d", rng.IntN(4), rng.IntN(2000))
+			tm := int64(rng.IntN(50))
+			k := int64(rng.IntN(1000))
+			devs, times, ks = append(devs, d), append(times, tm), append(ks, k)
+		}
+		// Per device: each device's rows in order of appearance, as one
+		// tablet (later equal times win within it, as in the long batch).
+		byDev := map[string][]int{}
+		var order []string
+		for i, d := range devs {
+			if byDev[d] == nil {
+				order = append(order, d)
+			}
+			byDev[d] = append(byDev[d], i)
+		}
+		tx, err := perDevice.Begin()
+		require.NoError(t, err)
+		for _, d := range order {
+			var tt, kk []int64
+			for _, i := range byDev[d] {
+				tt, kk = append(tt, times[i]), append(kk, ks[i])
+				if model[d] == nil {
+					model[d] = map[int64]map[string]any{}
+				}
+				model[d][times[i]] = map[string]any{"k": ks[i]}
+			}
+			require.NoError(t, tx.Insert("A", d, int64Tablet(tt, map[string][]int64{"k": kk})))
+		}
+		require.NoError(t, tx.Commit())
+		lt := &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Strings("dev", devs, nil), tablet.Int64s("k", ks, nil)}}
+		require.NoError(t, long.InsertLong("A", "dev", lt))
+		if round%2 == 1 {
+			require.NoError(t, perDevice.Flush())
+			require.NoError(t, long.Flush())
+		}
+		for _, db := range []*DB{perDevice, long} {
+			require.Equal(t, model, rowsOf(t, db, "A"), "round %d", round)
+			checkDevices(t, db, model, "")
+			checkDevices(t, db, model, "plant-2/")
+			checkDevices(t, db, model, "plant-1/dev-01")
+			checkDevices(t, db, model, "nope")
+		}
+	}
+	_, err := long.Devices("Nope", "")
+	assert.ErrorIs(t, err, errs.ErrNotFound)
+}
+
+// checkDevices compares devices(prefix) and a prefix scan with the model.
+func checkDevices(t *testing.T, db *DB, model map[string]map[int64]map[string]any, prefix string) {
+	t.Helper()
+	var want []string
+	for d := range model {
+		if strings.HasPrefix(d, prefix) {
+			want = append(want, d)
+		}
+	}
+	sort.Strings(want)
+	got, err := db.Devices("A", prefix)
+	require.NoError(t, err)
+	var names []string
+	for _, d := range got {
+		names = append(names, d.Name)
+		first, last := int64(1<<62), int64(-1)
+		for tm := range model[d.Name] {
+			first, last = min(first, tm), max(last, tm)
+		}
+		assert.Equal(t, first, d.First, d.Name)
+		assert.Equal(t, last, d.Last, d.Name)
+		assert.GreaterOrEqual(t, d.Rows, int64(len(model[d.Name])), d.Name)
+	}
+	assert.Equal(t, want, names, "devices(%q)", prefix)
+
+	rows, err := db.Scan(context.Background(), ScanRequest{Type: "A", DevicePrefix: prefix})
+	require.NoError(t, err)
+	seen := map[string]int{}
+	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+		seen[b.Device] += b.Rows.Rows()
+	}
+	require.NoError(t, rows.Err())
+	assert.Len(t, seen, len(want), "prefix scan %q", prefix)
+	for _, d := range want {
+		assert.Equal(t, len(model[d]), seen[d], "prefix scan %q: %s", prefix, d)
+	}
+}
