@@ -16,15 +16,15 @@ import (
 
 // ScanRequest selects rows of one type.
 type ScanRequest struct {
-	Type       string
-	Devices    []string // nil: every device
+	Type    string
+	Devices []string // nil: every device
 	// DevicePrefix, when not "", keeps the devices whose names start with
 	// it: a range of each source's sorted device directory.
 	DevicePrefix string
-	Properties []string // nil: every live property, in creation order
-	Start      *int64   // nil: no lower bound; else time >= *Start
-	End        *int64   // nil: no upper bound; else time < *End
-	BatchRows  int      // rows per batch at most; default 65536
+	Properties   []string // nil: every live property, in creation order
+	Start        *int64   // nil: no lower bound; else time >= *Start
+	End          *int64   // nil: no upper bound; else time < *End
+	BatchRows    int      // rows per batch at most; default 65536
 	// ReuseBatches lets the scan decode flushed rows into the memory of
 	// batches it returned before: each batch is then valid only until
 	// the next call to Next. For callers that copy each batch away (the
