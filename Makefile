@@ -79,6 +79,7 @@ bench-go:
 bench-python: venv
 	$(VENV)/bin/python tests/bench/bench_ingest.py
 	$(VENV)/bin/python tests/bench/bench_storage.py
+	$(VENV)/bin/python tests/bench/bench_devices.py
 
 demo: venv
 	$(VENV)/bin/python python/examples/demo.py

@@ -69,6 +69,7 @@ func TestManyDevicesAgainstAModel(t *testing.T) {
 			checkDevices(t, db, model, "plant-2/")
 			checkDevices(t, db, model, "plant-1/dev-01")
 			checkDevices(t, db, model, "nope")
+			checkPointReads(t, db, model, rng)
 		}
 	}
 	_, err := long.Devices("Nope", "")
@@ -110,5 +111,31 @@ func checkDevices(t *testing.T, db *DB, model map[string]map[int64]map[string]an
 	assert.Len(t, seen, len(want), "prefix scan %q", prefix)
 	for _, d := range want {
 		assert.Equal(t, len(model[d]), seen[d], "prefix scan %q: %s", prefix, d)
+	}
+}
+
+// checkPointReads reads a few devices by name (the scans' sparse path,
+// which reads a small device's pages instead of its row groups) and
+// compares them with the model.
+func checkPointReads(t *testing.T, db *DB, model map[string]map[int64]map[string]any, rng *rand.Rand) {
+	t.Helper()
+	names := make([]string, 0, len(model))
+	for d := range model {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	for range 20 {
+		d := names[rng.IntN(len(names))]
+		rows, err := db.Scan(context.Background(), ScanRequest{Type: "A", Devices: []string{d}, ReuseBatches: rng.IntN(2) == 0})
+		require.NoError(t, err)
+		got := map[int64]map[string]any{}
+		for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+			require.Equal(t, d, b.Device)
+			for i, tm := range b.Rows.Times {
+				got[tm] = map[string]any{"k": b.Rows.Columns[0].Int64(i)}
+			}
+		}
+		require.NoError(t, rows.Err())
+		assert.Equal(t, model[d], got, d)
 	}
 }

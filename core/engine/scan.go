@@ -54,6 +54,7 @@ type Rows struct {
 	start, end int64
 	batchRows  int
 	reuse      bool
+	sparse     bool // the request names its devices: point reads
 
 	// What the scan reads, fixed at its start: the type's files (one
 	// reference each) and, per device, its memtable snapshots, oldest
@@ -155,6 +156,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		return r, nil
 	}
 	var names []string
+	r.sparse = req.Devices != nil
 	if req.Devices != nil {
 		for _, d := range req.Devices {
 			if strings.HasPrefix(d, req.DevicePrefix) {
@@ -241,6 +243,7 @@ func (r *Rows) Next() (Batch, bool) {
 				if r.scanners[i] == nil {
 					r.scanners[i] = f.Scanner(r.cols)
 					r.scanners[i].Reuse = r.reuse
+					r.scanners[i].Sparse = r.sparse
 				}
 				srcs = append(srcs, r.scanners[i].Read(d.name, r.start, r.end, r.batchRows))
 			}

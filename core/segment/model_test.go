@@ -86,6 +86,7 @@ func TestRandomAgainstModel(t *testing.T) {
 				// reusing its buffers or not.
 				sc := f.Scanner(want)
 				sc.Reuse = q%2 == 1
+				sc.Sparse = q%3 == 0
 				for _, d := range append(sortedKeys(model), "zz") {
 					got := readAll(t, sc.Read(d, start, end, batch), want, batch)
 					require.Equal(t, project(model[d], pick, start, end), got, "scanner, query %d: %s [%d, %d) batch %d", q, d, start, end, batch)

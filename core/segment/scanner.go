@@ -30,6 +30,11 @@ type Scanner struct {
 	// page faults of fresh memory, per column per row group.
 	Reuse bool
 
+	// Sparse says the scan reads few devices of the file (it names them):
+	// a small device is then read a page range at a time instead of
+	// decoding its whole row group, which a scan of every device shares.
+	Sparse bool
+
 	f       *File
 	cols    []Column
 	src     []int
@@ -120,20 +125,25 @@ func (s *Scanner) Read(device string, start, end int64, batchRows int) *GroupCur
 	}
 	g := &GroupCursor{s: s, start: start, end: end, batch: batchRows}
 	// A time range reads only the pages it needs, when every column
-	// allows it (fixed width); a whole device, or strings, read whole
-	// row groups, decoded once for all the devices they hold.
+	// allows it (fixed width); so does a point read (Sparse) of a device
+	// that is a small part of its row group. A whole device of a scan of
+	// many, or strings, read whole row groups, decoded once for all the
+	// devices they hold.
 	g.window = start != math.MinInt64 || end != math.MaxInt64
-	for j, col := range s.cols {
-		if s.src[j] >= 0 && tablet.Width(col.Type) == 0 {
-			g.window = false
-		}
-	}
 	first, last, ok := s.f.DeviceTimes(device)
 	if !ok || start >= end || last < start || first >= end {
 		g.done = true
 		return g
 	}
 	g.lo, g.hi = s.f.device(device)
+	if s.Sparse && g.hi-g.lo <= defaultBatchRows/8 {
+		g.window = true
+	}
+	for j, col := range s.cols {
+		if s.src[j] >= 0 && tablet.Width(col.Type) == 0 {
+			g.window = false
+		}
+	}
 	g.pos = g.lo
 	groups := s.f.groups
 	g.rg = sort.Search(len(groups), func(i int) bool { return groups[i].first+groups[i].rows > g.lo })

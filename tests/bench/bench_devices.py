@@ -1,0 +1,236 @@
+"""Many devices (`make bench`): long-format ingest and per-device reads,
+side by side with DuckDB.
+
+D devices x 10 rows x 5 DOUBLE (devices named plant-PP/dev-NNNNNN, 100
+plants), written in long-format batches of 1 M rows, each one commit:
+arcadego with sync="full" (every commit fsynced) and its default memtable
+budget, DuckDB with its defaults and a CHECKPOINT at the end. Each engine
+runs in its own fresh process. Figures, printed, never asserted:
+
+ 1. ingest: rows/s, counting the final close (arcadego) or CHECKPOINT +
+    close (DuckDB); RSS growth of the ingesting process against the raw
+    values (D x 10 x (8 + 5 x 8) bytes);
+ 2. one device's rows: p50 and p99 over 200 random devices (arcadego:
+    scan(device=...); DuckDB: SELECT ... WHERE device = ?), after reopen;
+ 3. devices(): the device list with row counts and time bounds (DuckDB:
+    SELECT device, count(*), min(time), max(time) GROUP BY device);
+ 4. a 1% device-prefix scan: plant-07/ (DuckDB: WHERE device LIKE
+    'plant-07/%').
+
+Usage: python tests/bench/bench_devices.py [--devices N] [--dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from typing import Any
+
+FLOATS = [f"f{i}" for i in range(5)]
+PER_DEVICE = 10
+BATCH_ROWS = 1_000_000
+
+
+def vm_hwm() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def vm_rss() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def name(d: int) -> str:
+    return f"plant-{d % 100:02d}/dev-{d:07d}"
+
+
+def batches(devices: int):
+    """Long-format batches of about BATCH_ROWS rows: whole devices, each
+    device's 10 rows together."""
+    import numpy as np
+    import pyarrow as pa
+    per_batch = max(BATCH_ROWS // PER_DEVICE, 1)
+    rng = np.random.default_rng(11)
+    for lo in range(0, devices, per_batch):
+        hi = min(devices, lo + per_batch)
+        names = pa.array([name(d) for d in range(lo, hi)])
+        idx = np.repeat(np.arange(hi - lo), PER_DEVICE)
+        n = len(idx)
+        cols = {"device": names.take(pa.array(idx)), "time": np.tile(np.arange(PER_DEVICE, dtype=np.int64), hi - lo)}
+        for c in FLOATS:
+            cols[c] = rng.random(n)
+        yield pa.table(cols)
+
+
+def child_ingest(a: dict) -> dict:
+    devices, path = a["devices"], a["path"]
+    rss0 = vm_rss()
+    t0 = time.perf_counter()
+    rows = 0
+    if a["engine"] == "arcadego":
+        import arcadego
+        db = arcadego.connect(path, sync="full")
+        with db.transaction() as tx:
+            tx.create_type("M")
+            for c in FLOATS:
+                tx.create_property("M", c, "DOUBLE")
+        rss0 = vm_rss()
+        t0 = time.perf_counter()
+        for tbl in batches(devices):
+            db.insert("M", tbl, device_column="device")
+            rows += tbl.num_rows
+        st = db.stats()
+        db.close()
+        extra = {"flushes": st["flushes"], "stalls": st["stalls"]}
+    else:
+        import duckdb
+        con = duckdb.connect(path)
+        con.execute("CREATE TABLE m (device VARCHAR, time BIGINT, " + ", ".join(f"{c} DOUBLE" for c in FLOATS) + ")")
+        rss0 = vm_rss()
+        t0 = time.perf_counter()
+        for tbl in batches(devices):
+            con.register("b", tbl)
+            con.execute("INSERT INTO m SELECT * FROM b")
+            con.unregister("b")
+            rows += tbl.num_rows
+        con.execute("CHECKPOINT")
+        con.close()
+        extra = {}
+    return {"rows": rows, "seconds": time.perf_counter() - t0, "rss_growth": vm_hwm() - rss0, **extra}
+
+
+def duck_arrow(rel: Any) -> Any:
+    """A DuckDB result as a pyarrow Table, whatever this version calls it."""
+    for attr in ("to_arrow_table", "fetch_arrow_table", "arrow"):
+        fn = getattr(rel, attr, None)
+        if fn is not None:
+            return fn()
+    raise RuntimeError("no Arrow fetch method on this DuckDB result")
+
+
+def child_reads(a: dict) -> dict:
+    import random
+    devices, path = a["devices"], a["path"]
+    rng = random.Random(5)
+    picks = [name(rng.randrange(devices)) for _ in range(200)]
+    out: dict[str, Any] = {}
+    if a["engine"] == "arcadego":
+        import arcadego
+        import pyarrow  # noqa: F401
+        t0 = time.perf_counter()
+        db = arcadego.connect(path)
+        out["open_s"] = time.perf_counter() - t0
+        one = lambda dev: db.scan("M", device=dev).to_arrow()  # noqa: E731
+        listing = lambda: db.devices("M")  # noqa: E731
+        prefix = lambda: db.scan("M", device_prefix="plant-07/").to_arrow()  # noqa: E731
+        count = lambda r: r.num_rows if hasattr(r, "num_rows") else len(r["device"])  # noqa: E731
+    else:
+        import duckdb
+        # A parameterized query is a DB-API result, whose Arrow output
+        # DuckDB warns makes a copy: that copy is part of its answer here.
+        warnings.filterwarnings("ignore", message="Arrow output on a DB-API result")
+        t0 = time.perf_counter()
+        db = duckdb.connect(path)
+        out["open_s"] = time.perf_counter() - t0
+        one = lambda dev: duck_arrow(db.execute("SELECT * FROM m WHERE device = ?", [dev]))  # noqa: E731
+        listing = lambda: duck_arrow(db.sql("SELECT device, count(*), min(time), max(time) FROM m GROUP BY device"))  # noqa: E731
+        prefix = lambda: duck_arrow(db.sql("SELECT * FROM m WHERE device LIKE 'plant-07/%'"))  # noqa: E731
+        count = lambda r: r.num_rows  # noqa: E731
+    times = []
+    for dev in picks:
+        t0 = time.perf_counter()
+        r = one(dev)
+        times.append(time.perf_counter() - t0)
+        assert count(r) == PER_DEVICE, (dev, count(r))
+    times.sort()
+    out["one_p50"] = times[len(times) // 2]
+    out["one_p99"] = times[int(len(times) * 0.99)]
+    t0 = time.perf_counter()
+    r = listing()
+    out["devices_s"] = time.perf_counter() - t0
+    out["devices_n"] = count(r)
+    best = None
+    for _ in range(3):
+        t0 = time.perf_counter()
+        r = prefix()
+        best = min(best or 1e9, time.perf_counter() - t0)
+    out["prefix_s"] = best
+    out["prefix_rows"] = count(r)
+    return out
+
+
+def run_child(task: str, **args: Any) -> dict:
+    spec = json.dumps({"task": task, **args})
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", spec], stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {task} {args} exited with {proc.returncode}:\n{proc.stdout}")
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    raise RuntimeError(f"child {task} printed no result:\n{proc.stdout}")
+
+
+def fmt_s(sec: float) -> str:
+    if sec < 1e-3:
+        return f"{sec * 1e6:.0f} µs"
+    if sec < 1:
+        return f"{sec * 1e3:.1f} ms"
+    return f"{sec:.2f} s"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--devices", type=int, default=1_000_000)
+    ap.add_argument("--dir")
+    ap.add_argument("--child")
+    args = ap.parse_args()
+    if args.child:
+        spec = json.loads(args.child)
+        fn = {"ingest": child_ingest, "reads": child_reads}[spec.pop("task")]
+        print("RESULT " + json.dumps(fn(spec)), flush=True)
+        return
+    base = args.dir or tempfile.mkdtemp(prefix="bench-devices-")
+    try:
+        res = {}
+        for engine in ("arcadego", "duckdb"):
+            path = os.path.join(base, engine + (".duckdb" if engine == "duckdb" else ""))
+            ing = run_child("ingest", engine=engine, path=path, devices=args.devices)
+            rd = run_child("reads", engine=engine, path=path, devices=args.devices)
+            res[engine] = (ing, rd)
+        raw = args.devices * PER_DEVICE * (8 + 8 * len(FLOATS))
+        a, d = res["arcadego"], res["duckdb"]
+        rate = lambda r: r["rows"] / r["seconds"] / 1e6  # noqa: E731
+        print(f"# bench_devices: {args.devices:,} devices x {PER_DEVICE} rows x {len(FLOATS)} DOUBLE, "
+              f"raw values {raw / 2**20:.0f} MiB")
+        print("| figure | arcadego | DuckDB |")
+        print("|---|---|---|")
+        print(f"| long-format ingest, durable (M rows/s) | {rate(a[0]):.2f} | {rate(d[0]):.2f} |")
+        print(f"| RSS growth of the ingest (× raw values) | {a[0]['rss_growth'] / 2**20:.0f} MiB "
+              f"({a[0]['rss_growth'] / raw:.2f}×) | {d[0]['rss_growth'] / 2**20:.0f} MiB ({d[0]['rss_growth'] / raw:.2f}×) |")
+        print(f"| one device's rows, p50 / p99 | {fmt_s(a[1]['one_p50'])} / {fmt_s(a[1]['one_p99'])} | "
+              f"{fmt_s(d[1]['one_p50'])} / {fmt_s(d[1]['one_p99'])} |")
+        print(f"| devices() of {a[1]['devices_n']:,} devices | {fmt_s(a[1]['devices_s'])} | {fmt_s(d[1]['devices_s'])} |")
+        print(f"| 1% device-prefix scan ({a[1]['prefix_rows']:,} rows) | {fmt_s(a[1]['prefix_s'])} | {fmt_s(d[1]['prefix_s'])} |")
+        print(f"| open | {fmt_s(a[1]['open_s'])} | {fmt_s(d[1]['open_s'])} |")
+        print(f"\narcadego ingest: {a[0]}\nduckdb ingest: {d[0]}")
+    finally:
+        if not args.dir:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
