@@ -14,7 +14,7 @@ import (
 // fsync). The same C batch is re-armed each time (its release callback
 // only marks it released).
 func BenchmarkInsert(b *testing.B) {
-	for _, rows := range []int{1024, 65536} {
+	for _, rows := range []int{1, 10, 1024, 65536} { // 1 and 10: the fixed cost of a tablet
 		for _, withStrings := range []bool{false, true} {
 			b.Run(fmt.Sprintf("rows=%d/cols=10/strings=%v", rows, withStrings), func(b *testing.B) {
 				db := openDB(b, "", `{"auto_create": true}`)
