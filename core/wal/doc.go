@@ -60,6 +60,14 @@
 //   - SyncOff: nothing is ever fsynced, not even by Close; the operating
 //     system writes the data back when it likes.
 //
+// Commits are made durable with fdatasync, which flushes a file's data and
+// the metadata needed to read it back (its size included), not its times.
+// The active segment is preallocated ahead of its records (fallocate, 1 MiB
+// at a time), so that most commits leave its size alone and their
+// fdatasync has no inode update to journal; the zeros past the last record
+// are what Open takes for a torn tail of nothing and cuts, rotation cuts
+// them before the fsync that finishes a segment, and Close cuts them.
+//
 // In SyncFull and SyncNormal the directory is fsynced whenever a segment is
 // created or deleted, the previous segment is fsynced before a rotation,
 // and a truncated torn tail is fsynced; Stats.Fsyncs counts every fsync.

@@ -53,11 +53,22 @@ type Log struct {
 	dir  string
 	opts Options
 
-	// mu guards f, segs and buf, and orders appends.
+	// mu guards f, segs, buf and the preallocation fields, and orders
+	// appends.
 	mu   sync.Mutex
 	f    *os.File
 	segs []segment
 	buf  []byte // frame scratch for Append
+
+	// The active segment is preallocated ahead of its records (alloc is
+	// its size on disk), so that most commits leave its size alone, and
+	// commits are made durable with fdatasync: with the size unchanged it
+	// has no inode update to journal (0.10 against 0.17 ms a commit here,
+	// measured with 200-byte records). fdatasync is always enough for the
+	// records: it flushes the metadata needed to read them back, a size
+	// change included (fdatasync(2)); only times are left behind.
+	alloc      int64
+	noPrealloc bool // fallocate is not supported here
 
 	// fileMu keeps a segment file open while a leader fsyncs it without mu:
 	// the leader holds it shared, rotation holds it exclusively to close the
@@ -87,9 +98,19 @@ type segment struct {
 	size int64
 }
 
-// syncFile is the fsync used for every file and directory; tests replace
-// it to inject failures.
-var syncFile = (*os.File).Sync
+// syncFile is the fsync used for every file and directory (dataOnly: an
+// fdatasync, for a file whose size is already durable); tests replace it
+// to inject failures.
+var syncFile = func(f *os.File, dataOnly bool) error {
+	if dataOnly {
+		return fdatasync(f)
+	}
+	return f.Sync()
+}
+
+// preallocBytes is how far ahead of its records the active segment is
+// allocated at a time.
+const preallocBytes = 1 << 20
 
 // Open opens or creates the log in dir (the directory must exist). It
 // checks every segment, truncating a torn tail of the last one; corruption
@@ -129,6 +150,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	last := l.segs[len(l.segs)-1]
+	l.alloc = last.size
 	l.written.Store(pos(last.seq, last.size))
 	l.durable.Store(l.written.Load())
 	if opts.Sync == SyncNormal {
@@ -382,6 +404,7 @@ func (l *Log) AppendParts(kind byte, parts ...[]byte) (LSN, error) {
 		}
 		cur = &l.segs[len(l.segs)-1]
 	}
+	l.preallocate(cur.size + n)
 	if err := l.writeFrame(cur.size, kind, parts); err != nil {
 		return 0, l.fail(ioErr("write", err))
 	}
@@ -391,6 +414,24 @@ func (l *Log) AppendParts(kind byte, parts ...[]byte) (LSN, error) {
 	l.appends.Add(1)
 	l.bytes.Add(uint64(n))
 	return LSN(lsn), nil
+}
+
+// preallocate makes the active segment at least end bytes long on disk,
+// growing it by preallocBytes beyond: zeros that the records overwrite,
+// which Open takes for a torn tail of nothing. It is an optimization
+// only: when fallocate fails (unsupported, or no room for the margin) the
+// write goes on and extends the file itself. Called with mu held.
+func (l *Log) preallocate(end int64) {
+	if end <= l.alloc || l.noPrealloc || l.opts.Sync == SyncOff {
+		return
+	}
+	size := end + preallocBytes
+	switch err := fallocate(l.f, l.alloc, size-l.alloc); {
+	case err == nil:
+		l.alloc = size
+	case errors.Is(err, errUnsupported):
+		l.noPrealloc = true
+	}
 }
 
 // directPart is the size from which a part is written from the caller's
@@ -497,7 +538,7 @@ func (l *Log) syncActive() error {
 	f, target := l.f, l.written.Load()
 	l.fileMu.RLock()
 	l.mu.Unlock()
-	err := l.fsync(f)
+	err := l.fsyncFile(f, true)
 	l.fileMu.RUnlock()
 	if err != nil {
 		return err
@@ -554,6 +595,13 @@ func (l *Log) Rotate() (LSN, error) {
 func (l *Log) rotate() error {
 	old := l.f
 	cur := l.segs[len(l.segs)-1]
+	if l.alloc > cur.size {
+		// Only the active segment may end in preallocated zeros: cut
+		// them before the fsync that makes the segment final.
+		if err := old.Truncate(cur.size); err != nil {
+			return l.fail(ioErr("truncate segment", err))
+		}
+	}
 	if l.opts.Sync != SyncOff {
 		if err := l.fsync(old); err != nil {
 			return err
@@ -565,6 +613,7 @@ func (l *Log) rotate() error {
 		return err
 	}
 	l.f = f
+	l.alloc = headerSize
 	l.segs = append(l.segs, segment{cur.seq + 1, headerSize})
 	l.written.Store(pos(cur.seq+1, headerSize))
 	l.fileMu.Lock() // wait for a leader still fsyncing old
@@ -721,6 +770,13 @@ func (l *Log) Close() error {
 	if err == nil {
 		err = l.failed()
 	}
+	// Leave no preallocated zeros behind. Not fsynced: the records are,
+	// and Open cuts zeros after them anyway.
+	l.mu.Lock()
+	if cur := l.segs[len(l.segs)-1]; l.alloc > cur.size {
+		_ = l.f.Truncate(cur.size)
+	}
+	l.mu.Unlock()
 	if cerr := l.f.Close(); cerr != nil && err == nil {
 		err = ioErr("close segment", cerr)
 	}
@@ -757,12 +813,15 @@ func (l *Log) fail(err error) error {
 
 // fsync fsyncs f, failing the log for good if that fails, and refusing to
 // try once it has failed.
-func (l *Log) fsync(f *os.File) error {
+func (l *Log) fsync(f *os.File) error { return l.fsyncFile(f, false) }
+
+// fsyncFile is fsync, or fdatasync when dataOnly.
+func (l *Log) fsyncFile(f *os.File, dataOnly bool) error {
 	if err := l.failed(); err != nil {
 		return err
 	}
 	l.fsyncs.Add(1)
-	if err := syncFile(f); err != nil {
+	if err := syncFile(f, dataOnly); err != nil {
 		return l.fail(fmt.Errorf("wal fsync of %s failed, the log is unusable until reopened: %w: %w", f.Name(), errs.ErrIO, err))
 	}
 	return nil

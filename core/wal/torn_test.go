@@ -206,3 +206,50 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+// TestPreallocatedZerosAreNoRecords: the active segment is preallocated
+// ahead of its records; a crash leaves the zeros, which Open cuts as a
+// tail of nothing; a clean Close leaves none; rotation cuts them from the
+// segment it finishes.
+func TestPreallocatedZerosAreNoRecords(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir, Options{Sync: SyncFull})
+	recs := appendN(t, l, 0, 20)
+	require.NoError(t, l.Sync(recs[len(recs)-1].lsn))
+	path := filepath.Join(dir, segmentName(1))
+	logical := int64(offsetOf(recs[len(recs)-1].lsn) + frameSize + len(recs[len(recs)-1].payload))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	if l.noPrealloc {
+		t.Skip("this file system cannot preallocate")
+	}
+	require.Greater(t, fi.Size(), logical, "preallocated ahead of the records")
+
+	// A crash now: a copy of the directory as the disk holds it.
+	crashed := t.TempDir()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(crashed, segmentName(1)), data, 0o644))
+	c := openLog(t, crashed, Options{Sync: SyncFull})
+	assertRecords(t, recs, replayAll(t, c))
+	more := appendN(t, c, 100, 3)
+	require.NoError(t, c.Close())
+	assertRecords(t, append(recs, more...), replayAll(t, openLog(t, crashed, Options{})))
+
+	// Rotation cuts the zeros of the segment it finishes; Close, those of
+	// the active one.
+	_, err = l.Rotate()
+	require.NoError(t, err)
+	fi, err = os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, logical, fi.Size())
+	more = appendN(t, l, 200, 2)
+	require.NoError(t, l.Close())
+	fi, err = os.Stat(filepath.Join(dir, segmentName(2)))
+	require.NoError(t, err)
+	last := more[len(more)-1]
+	assert.Equal(t, int64(offsetOf(last.lsn)+frameSize+len(last.payload)), fi.Size())
+	l2 := openLog(t, dir, Options{Sync: SyncFull})
+	assert.Zero(t, l2.Stats().Truncated)
+	assertRecords(t, append(recs, more...), replayAll(t, l2))
+}

@@ -315,20 +315,21 @@ func failingSync(t *testing.T, n int) *int {
 	calls := 0
 	var mu sync.Mutex
 	orig := syncFile
-	syncFile = func(f *os.File) error {
+	syncFile = func(f *os.File, dataOnly bool) error {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
 		if calls >= n {
 			return errors.New("injected EIO")
 		}
-		return orig(f)
+		return orig(f, dataOnly)
 	}
 	t.Cleanup(func() { syncFile = orig })
 	return &calls
 }
 
 func TestFsyncFailureIsPermanent(t *testing.T) {
+	orig := syncFile
 	dir := t.TempDir()
 	calls := failingSync(t, 2) // the directory fsync at creation succeeds
 	l, err := Open(dir, Options{Sync: SyncFull})
@@ -348,7 +349,7 @@ func TestFsyncFailureIsPermanent(t *testing.T) {
 	assert.ErrorIs(t, l.Close(), errs.ErrIO)
 	assert.Equal(t, 2, *calls, "a failed fsync is never retried")
 
-	syncFile = (*os.File).Sync
+	syncFile = orig
 	assertRecords(t, []rec{{lsn, 1, []byte("a")}}, replayAll(t, openLog(t, dir, Options{})))
 }
 
