@@ -12,6 +12,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"unicode/utf8"
 
@@ -114,7 +115,36 @@ func ag_go_open(path *C.char, optionsJSON *C.char, out *C.uintptr_t, cerr **C.ch
 
 //export ag_go_close
 func ag_go_close(db C.uintptr_t, cerr **C.char) C.int {
-	return call(cerr, func() error { return closeDB(uintptr(db)) })
+	return call(cerr, func() error {
+		err := closeDB(uintptr(db))
+		releaseMemoryIfIdle()
+		return err
+	})
+}
+
+// idleReleaseBytes is how much memory the Go heap must hold but not use
+// for the close of the last database to hand it back at once.
+const idleReleaseBytes = 32 << 20
+
+// releaseMemoryIfIdle gives memory back to the operating system when the
+// last open database has closed: the kept result blocks, and the Go heap's
+// free pages when there are many (a collection and a scavenge, some
+// milliseconds for a large heap; skipped for a small one, so that a test
+// suite's many small databases do not each pay a collection). Otherwise
+// the runtime returns free pages in the background, over minutes.
+func releaseMemoryIfIdle() {
+	table.mu.Lock()
+	open := len(table.dbs)
+	table.mu.Unlock()
+	if open > 0 {
+		return
+	}
+	C.ag_pool_trim(0)
+	s := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Uint64()+s[1].Value.Uint64() > idleReleaseBytes {
+		debug.FreeOSMemory()
+	}
 }
 
 //export ag_go_begin

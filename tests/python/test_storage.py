@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -123,3 +125,31 @@ def test_memtable_budget_in_stats(tmp_path: Path) -> None:
         assert db.stats()["memtable_budget"] == 1 << 20
     with arcadego.connect(tmp_path / "db") as db:
         assert db.stats()["memtable_budget"] == 64 << 20
+
+
+def test_close_gives_the_memory_back(tmp_path: Path) -> None:
+    """Closing the last database returns its memory to the operating
+    system at once (kept result blocks, the Go heap's free pages): RSS goes
+    back near where it was before the open."""
+    code = (
+        "import arcadego, numpy as np, pyarrow as pa\n"
+        "def rss():\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith('VmRSS:'): return int(line.split()[1]) * 1024\n"
+        "n = 1_000_000\n"
+        "tbl = pa.table({'time': np.arange(n), **{f'f{i}': np.random.rand(n) for i in range(5)}})\n"
+        "arcadego.connect(None).close()\n"
+        "before = rss()\n"
+        f"db = arcadego.connect({str(tmp_path / 'db')!r}, sync='off', auto_create=True)\n"
+        "db.insert('A', tbl, device='d')\n"
+        "t = db.scan('A').to_arrow(); del t\n"
+        "peak = rss()\n"
+        "db.close()\n"
+        "after = rss()\n"
+        "assert peak - before > 40 << 20, (before, peak)\n"
+        "kept = (after - before) / (peak - before)\n"
+        "assert kept < 0.3, (before >> 20, peak >> 20, after >> 20)\n"
+        "print('ok', round(kept, 2))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("ok"), out.stdout + out.stderr
