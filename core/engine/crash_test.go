@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/tablet"
 )
 
 // The crash test runs this test binary again as a child that commits in a
@@ -29,6 +31,7 @@ import (
 const (
 	crashDirEnv    = "ARCADEGO_CRASH_CHILD_DIR"
 	crashBudgetEnv = "ARCADEGO_CRASH_CHILD_BUDGET" // the child's memtable budget; small: flushes all the time
+	crashDevices   = 50                            // devices of each commit's long-format batch
 )
 
 // TestMain runs the crash child instead of the tests when asked to.
@@ -62,6 +65,22 @@ func crashChild(dir string) {
 			}
 			wide["k"] = []int64{int64(n)}
 			err = tx.Insert("S", fmt.Sprintf("d%d", n%3), int64Tablet([]int64{int64(n)}, wide))
+		}
+		if err == nil {
+			// A many-device commit: one long-format batch of crashDevices
+			// devices, interleaved, split in the same transaction.
+			devs := make([]string, 0, 2*crashDevices)
+			times := make([]int64, 0, 2*crashDevices)
+			for i := range 2 * crashDevices {
+				devs = append(devs, fmt.Sprintf("m%03d", (i*7)%crashDevices))
+				times = append(times, int64(n))
+			}
+			ks := make([]int64, len(times))
+			for i := range ks {
+				ks[i] = int64(n)
+			}
+			err = tx.InsertLong("L", "dev", &tablet.Tablet{Times: times, Columns: []tablet.Column{
+				tablet.Strings("dev", devs, nil), tablet.Int64s("k", ks, nil)}})
 		}
 		if err == nil {
 			err = tx.Commit()
@@ -107,9 +126,10 @@ func crashTrialsWithBudget(t *testing.T, trials int, budget int64) {
 		db, err := Open(dir, Options{})
 		require.NoError(t, err, "trial %d: reopen", trial)
 		shared := rowsOf(t, db, "S")
+		long := rowsOf(t, db, "L")
 		present := 0
 		for _, ty := range db.Catalog().Types() {
-			if ty.Name == "S" {
+			if ty.Name == "S" || ty.Name == "L" {
 				continue
 			}
 			n, err := strconv.Atoi(strings.TrimPrefix(ty.Name, "T"))
@@ -117,7 +137,15 @@ func crashTrialsWithBudget(t *testing.T, trials int, budget int64) {
 			present++
 			assert.Equal(t, int64(n), rowsOf(t, db, ty.Name)[""][int64(n)]["k"], "trial %d: T%d has its row", trial, n)
 			assert.Equal(t, int64(n), shared[fmt.Sprintf("d%d", n%3)][int64(n)]["k"], "trial %d: S has row %d", trial, n)
+			for d := range crashDevices {
+				assert.Equal(t, int64(n), long[fmt.Sprintf("m%03d", d)][int64(n)]["k"], "trial %d: L m%03d has row %d", trial, d, n)
+			}
 		}
+		rowsInL := 0
+		for _, dev := range long {
+			rowsInL += len(dev)
+		}
+		assert.Equal(t, present*crashDevices, rowsInL, "trial %d: a many-device commit is whole or absent", trial)
 		rowsInS := 0
 		for _, dev := range shared {
 			rowsInS += len(dev)
