@@ -113,3 +113,27 @@ func TestOneConversionRule(t *testing.T) {
 	require.ErrorIs(t, err, errs.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "int64")
 }
+
+// TestLogsWithoutTimeDeclarationsReplay: logs written before a type's first
+// insert declared its time kind hold inserts without that declaration;
+// they still commit and replay, the entry declaring the kind.
+func TestLogsWithoutTimeDeclarationsReplay(t *testing.T) {
+	db, dir := openDisk(t, Options{})
+	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64"))
+	// An insert as an older version logged it: the entry alone, no SetTime
+	// (appended to the log directly: a live commit refuses it, see below).
+	tb := int64Tablet([]int64{1, 2}, map[string][]int64{"k": {10, 20}})
+	e := entry{typ: "A", device: "d", t: tb, enc: encodeEntry("A", "d", tb)}
+	require.ErrorIs(t, db.commit(db.pending, nil, nil, []entry{e}), errs.ErrConflict)
+	_, err := db.log.AppendParts(recordCommit, recordParts(nil, []entry{e})...)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	again, err := Open(dir, Options{})
+	require.NoError(t, err)
+	defer again.Close()
+	assert.Equal(t, map[string]map[int64]map[string]any{"d": {1: {"k": int64(10)}, 2: {"k": int64(20)}}}, rowsOf(t, again, "A"))
+	ty, _ := again.Catalog().Type("A")
+	assert.True(t, ty.TimeSet, "the replayed entry declared the time kind")
+	assert.Equal(t, "", ty.TimeUnit)
+}

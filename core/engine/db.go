@@ -283,7 +283,7 @@ func (db *DB) recover() error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", where(), err)
 		}
-		cat, writes, err := resolve(db.pending, nil, rec.ops, rec.entries)
+		cat, writes, err := resolve(db.pending, nil, rec.ops, rec.entries, true)
 		if err != nil {
 			return fmt.Errorf("%s does not apply: %v: %w", where(), err, errs.ErrCorrupt)
 		}
@@ -481,7 +481,7 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 	if db.pending != base {
 		view = nil
 	}
-	cat, writes, err := resolve(db.pending, view, ops, entries)
+	cat, writes, err := resolve(db.pending, view, ops, entries, false)
 	if err != nil {
 		db.commitMu.Unlock()
 		return fmt.Errorf("commit: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -89,6 +90,9 @@ func TestInsertLongAddsNothingOnError(t *testing.T) {
 		{"a null device", &tablet.Tablet{Times: []int64{2, 3}, Columns: []tablet.Column{
 			tablet.Strings("dev", []string{"a", ""}, []bool{true, false}), tablet.Int64s("k", []int64{1, 2}, nil)}},
 			"dev", errs.ErrInvalidArgument, "row 1"},
+		{"a short column, devices interleaved", &tablet.Tablet{Times: []int64{2, 3, 4}, Columns: []tablet.Column{
+			tablet.Strings("dev", []string{"a", "b", "a"}, nil), {Name: "k", Type: schema.Int64, Values: make([]byte, 16)}}},
+			"dev", errs.ErrInvalidArgument, `"k"`},
 		{"a value the property refuses", &tablet.Tablet{Times: []int64{2, 3}, Columns: []tablet.Column{
 			tablet.Strings("dev", []string{"b", "a"}, nil), tablet.Doubles("k", []float64{1, 2}, nil)}},
 			"dev", errs.ErrInvalidArgument, `column "k"`},

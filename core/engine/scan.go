@@ -156,7 +156,9 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		return r, nil
 	}
 	var names []string
-	r.sparse = req.Devices != nil
+	// Point reads of a few named devices read pages, not row groups; a
+	// long list reads row groups, decoded once for all of it.
+	r.sparse = req.Devices != nil && len(req.Devices) <= sparseDevices
 	if req.Devices != nil {
 		for _, d := range req.Devices {
 			if strings.HasPrefix(d, req.DevicePrefix) {
@@ -204,6 +206,10 @@ func (r *Rows) inFiles(device string) bool {
 	}
 	return false
 }
+
+// sparseDevices is the most devices a scan may name and still read each
+// small device's pages rather than its row groups.
+const sparseDevices = 256
 
 // Type returns the scanned type as of the scan's start.
 func (r *Rows) Type() *schema.Type { return r.typ }

@@ -234,18 +234,20 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 	if err != nil {
 		return fmt.Errorf("insert into %q: device column %q: %w", typ, deviceColumn, err)
 	}
-	if !grouped {
-		rest, runs = groupByDevice(rest, runs)
-		borrow = true // the grouped copy is the transaction's own
-	}
 	for _, r := range runs {
 		if err := validateDevice(r.device); err != nil {
 			return fmt.Errorf("insert into %q: row %d: %w", typ, r.lo, err)
 		}
 	}
+	// Checked and converted before any grouping: the errors name the
+	// caller's rows, and a malformed tablet is never copied.
 	rest, auto, err := tx.prepare(typ, rest)
 	if err != nil {
 		return err
+	}
+	if !grouped {
+		rest, runs = groupByDevice(rest, runs)
+		borrow = true // the grouped copy is the transaction's own
 	}
 	n := len(tx.entries)
 	for _, r := range runs {
@@ -427,7 +429,12 @@ func timeName(unit, zone string) string {
 // resolve applies ops to base and maps every entry's columns to property
 // ids of the result. It changes nothing: the caller publishes the catalog.
 // applied, when not nil, is the result of ops on base already computed.
-func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry) (*schema.Catalog, []write, error) {
+// replay says the entries come from the log: there, an insert into a type
+// whose time kind is undeclared declares it (logs written before first
+// inserts declared it hold no such declaration); in a live commit the
+// transaction's inserts declared it, so a missing declaration means the
+// type was dropped and re-created under the transaction: a conflict.
+func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry, replay bool) (*schema.Catalog, []write, error) {
 	cat := base
 	if applied != nil {
 		cat = applied
@@ -446,8 +453,24 @@ func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry) (*
 		ty, extra, err := missing(cat, e.typ, e.t, false, ids)
 		if err != nil {
 			return nil, nil, fmt.Errorf("insert into %q: %w", e.typ, err)
-		} else if len(extra) > 0 {
-			return nil, nil, fmt.Errorf("insert into %q: time representation changed concurrently: %w", e.typ, errs.ErrConflict)
+		}
+		if len(extra) > 0 {
+			if !replay {
+				return nil, nil, fmt.Errorf("insert into %q: time representation changed concurrently: %w", e.typ, errs.ErrConflict)
+			}
+			ch := cat.Edit()
+			for _, op := range extra {
+				if op.Kind != schema.SetTime {
+					return nil, nil, fmt.Errorf("insert into %q: the schema changed: %w", e.typ, errs.ErrConflict)
+				}
+				if err := ch.Apply(op); err != nil {
+					return nil, nil, fmt.Errorf("insert into %q: %w", e.typ, err)
+				}
+			}
+			cat = ch.Catalog()
+			if ty, _, err = missing(cat, e.typ, e.t, false, ids); err != nil {
+				return nil, nil, fmt.Errorf("insert into %q: %w", e.typ, err)
+			}
 		}
 		writes[i] = write{typ: ty.ID, device: e.device, t: e.t, ids: ids}
 	}

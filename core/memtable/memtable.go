@@ -173,6 +173,9 @@ func (m *Memtable) Clear() {
 		}
 	}
 	m.types = map[schema.TypeID]map[string]*Chunk{}
-	m.gen, m.sorted = map[schema.TypeID]uint64{}, map[schema.TypeID]sortedDevs{}
+	for typ := range m.gen {
+		m.gen[typ]++ // never back to a number a Devices in flight may store
+	}
+	m.sorted = map[schema.TypeID]sortedDevs{}
 	m.mem.Store(0)
 }

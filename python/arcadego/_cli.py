@@ -38,8 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"arcadego {arcadego.__version__} (library {arcadego.library_version()})")
             return 0
         if args.command == "init":
-            if os.path.exists(args.path) and os.listdir(args.path):
-                print(f"arcadego: {args.path!r} exists and is not empty", file=sys.stderr)
+            if os.path.exists(args.path) and (not os.path.isdir(args.path) or os.listdir(args.path)):
+                print(f"arcadego: {args.path!r} exists and is not an empty directory", file=sys.stderr)
                 return 1
             arcadego.connect(args.path).close()
             return 0

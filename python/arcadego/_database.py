@@ -171,14 +171,20 @@ def _time_bound(key: str, value: Any, type_name: str, time_kind: dict[str, Any])
         raise InvalidArgumentError(
             f"{key} is a {builtins.type(value).__name__}, but type {type_name!r} stores times as plain "
             "integers (or has none yet): pass an int")
+    if builtins.type(value).__name__ == "NaTType":  # pandas.NaT
+        raise InvalidArgumentError(f"{key} is NaT")
     if builtins.type(value).__name__ == "Timestamp" and hasattr(value, "value"):  # pandas
-        if value is getattr(value, "NaT", None) or value != value:
-            raise InvalidArgumentError(f"{key} is NaT")
         nanos = int(value.value)
     elif isinstance(value, np.datetime64):
         if np.isnat(value):
             raise InvalidArgumentError(f"{key} is NaT")
-        nanos = int(value.astype("datetime64[ns]").astype(np.int64))
+        # In Python ints from the value's own unit: no overflow past 2262.
+        base, count = np.datetime_data(value.dtype)
+        per = {"W": 7 * 86400 * 10**9, "D": 86400 * 10**9, "h": 3600 * 10**9, "m": 60 * 10**9, "s": 10**9,
+               "ms": 10**6, "us": 10**3, "ns": 1}.get(base)
+        if per is None:
+            raise InvalidArgumentError(f"{key}: numpy datetime64 unit {base!r} is not supported")
+        nanos = int(value.astype(np.int64)) * count * per
     elif isinstance(value, _dt.datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:
             d = value - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)

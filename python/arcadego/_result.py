@@ -97,10 +97,22 @@ class Result:
         return address
 
     def _check(self) -> None:
-        """Start the scan and drop it: the library checks the type, the
-        columns and the bounds when a scan starts, so this raises what the
-        first read would, at the call that made the Result."""
-        _cdata.release_stream(self._scan())
+        """Start the scan for no device and drop it: the library checks the
+        type and the columns when a scan starts, so this raises what the
+        first read would, at the call that made the Result, without
+        listing the type's devices."""
+        probe = json.dumps({**self._request, "devices": []}).encode("utf-8")
+        _lib.check_fork()
+        handle = self._db._require_open()
+        address = _cdata.malloc_stream()
+        err = ctypes.c_void_p()
+        try:
+            status = _lib.lib.arcadego_scan(handle, probe, address, ctypes.byref(err))
+            _lib.check(status, err)
+        except BaseException:
+            _cdata.free(address)
+            raise
+        _cdata.release_stream(address)
 
     def __iter__(self) -> Iterator[Any]:
         """The rows a batch at a time: ``pyarrow.RecordBatch`` objects when
@@ -115,10 +127,12 @@ class Result:
                 raise _stream_failure(e) from e
             return
         address = self._scan()
+        batches = iter_stream(address)
         try:
-            for fields, columns in iter_stream(address):
+            for fields, columns in batches:
                 yield {f.name: c for f, c in zip(fields, columns or [])}
         finally:
+            batches.close()  # releases the stream before its memory goes
             _cdata.free(address)
 
     def to_polars(self) -> Any:

@@ -50,6 +50,10 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert not os.path.exists(path)
     assert main(["init", path]) == 0
     assert main(["init", path]) == 1  # not over an existing one
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    assert main(["init", str(a_file)]) == 1
+    assert "not an empty directory" in capsys.readouterr().err
     assert main(["exec", path, "CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64"]) == 0
     assert main(["describe", path]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -109,3 +109,25 @@ def test_importing_the_package_loads_nothing() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_scan_bounds_as_times(mem_db: arcadego.Database) -> None:
+    pa = pytest.importorskip("pyarrow", reason="the full venv installs pyarrow")
+    pd = pytest.importorskip("pandas", reason="the full venv installs pandas")
+    import datetime as dt
+    mem_db.execute("CREATE DOCUMENT TYPE T; CREATE PROPERTY T.v INT64")
+    mem_db.insert("T", pa.table({"time": pa.array([1_000_000, 2_000_000, 3_000_001], pa.timestamp("us", "UTC")),
+                                 "v": [1, 2, 3]}), device="d")
+    for start in (dt.datetime(1970, 1, 1, 0, 0, 2, tzinfo=dt.timezone.utc), np.datetime64(2, "s"),
+                  pd.Timestamp("1970-01-01 00:00:02", tz="UTC"), np.int64(2_000_000)):
+        assert mem_db.scan("T", start=start).to_pydict()["v"] == [2, 3], repr(start)
+    # Rounded up: start inclusive, end exclusive.
+    assert mem_db.scan("T", end=np.datetime64(3_000_001_500, "ns")).to_pydict()["v"] == [1, 2, 3]
+    assert mem_db.scan("T", end=np.datetime64(3_000_000_500, "ns")).to_pydict()["v"] == [1, 2]
+    assert mem_db.scan("T", start=np.datetime64("2300-01-01")).to_pydict()["v"] == []  # past numpy's ns range
+    with pytest.raises(arcadego.InvalidArgumentError, match="NaT"):
+        mem_db.scan("T", start=pd.NaT)
+    mem_db.execute("CREATE DOCUMENT TYPE I")
+    mem_db.insert("I", {"time": [1], "v": [1]})
+    with pytest.raises(arcadego.InvalidArgumentError, match="plain integers"):
+        mem_db.scan("I", start=dt.datetime(2024, 1, 1))
