@@ -369,6 +369,7 @@ func (s *Scanner) decode(rg int) (t *tablet.Tablet, err error) {
 			slow = append(slow, j)
 		}
 	}
+	s.rg, s.group = -1, nil // its buffers may be reused below: forget it until done
 	times, timeValid := s.takeTimes(&s.spare[0], n)
 	vals, valids := s.takeCols(&s.spare[0], n)
 	one := func(r *chunkReader, task int) error {
