@@ -1,5 +1,8 @@
 // The C half of capi: see bridge.h.
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <time.h>
 
@@ -114,21 +117,28 @@ void ag_export_unref(void *block) {
   free(e);
 }
 
+void ag_release_free_memory(void) {
+#ifdef __GLIBC__
+  malloc_trim(0); /* freed result blocks go back to the system, not to malloc's arenas */
+#endif
+}
+
 size_t ag_pool_trim(int64_t max_age_ns) {
   int64_t now = ag_now();
+  size_t freed = 0;
   pthread_mutex_lock(&ag_pool_mu);
   for (int i = 0; i < ag_pool_len;) {
     if (now - ag_pool[i].since >= max_age_ns) {
       ag_pool_bytes -= (size_t)ag_pool[i].block->cap;
+      freed += (size_t)ag_pool[i].block->cap;
       free(ag_pool[i].block);
       ag_pool[i] = ag_pool[--ag_pool_len];
     } else {
       i++;
     }
   }
-  size_t kept = ag_pool_bytes;
   pthread_mutex_unlock(&ag_pool_mu);
-  return kept;
+  return freed;
 }
 
 /* A child struct may sit in the block or, moved, in the consumer's memory:

@@ -114,8 +114,11 @@ void *ag_export_alloc(size_t size);
 /* ag_export_unref drops a reference to a block, releasing it at zero. */
 void ag_export_unref(void *block);
 /* ag_pool_trim frees the kept blocks unused for max_age_ns or more; it
-** returns the bytes still kept. */
+** returns the bytes freed. */
 size_t ag_pool_trim(int64_t max_age_ns);
+/* ag_release_free_memory hands malloc's free memory back to the system
+** (glibc's malloc_trim; nothing elsewhere). */
+void ag_release_free_memory(void);
 void ag_export_schema_release(struct ArrowSchema *s);
 void ag_export_schema_child_release(struct ArrowSchema *s);
 void ag_export_array_release(struct ArrowArray *a);

@@ -127,11 +127,12 @@ func ag_go_close(db C.uintptr_t, cerr **C.char) C.int {
 const idleReleaseBytes = 32 << 20
 
 // releaseMemoryIfIdle gives memory back to the operating system when the
-// last open database has closed: the kept result blocks, and the Go heap's
+// last open database has closed: the kept result blocks, the Go heap's
 // free pages when there are many (a collection and a scavenge, some
-// milliseconds for a large heap; skipped for a small one, so that a test
-// suite's many small databases do not each pay a collection). Otherwise
-// the runtime returns free pages in the background, over minutes.
+// milliseconds for a large heap), and then malloc's free memory. All is
+// skipped when little was freed, so that a test suite's many small
+// databases do not each pay for it. Otherwise the runtime returns free
+// pages in the background, over minutes.
 func releaseMemoryIfIdle() {
 	table.mu.Lock()
 	open := len(table.dbs)
@@ -139,11 +140,15 @@ func releaseMemoryIfIdle() {
 	if open > 0 {
 		return
 	}
-	C.ag_pool_trim(0)
+	freed := uint64(C.ag_pool_trim(0))
 	s := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Uint64()+s[1].Value.Uint64() > idleReleaseBytes {
 		debug.FreeOSMemory()
+		freed += idleReleaseBytes
+	}
+	if freed >= idleReleaseBytes {
+		C.ag_release_free_memory() // what the process freed in C, too
 	}
 }
 
