@@ -407,3 +407,23 @@ func TestInsertLongSplitsByDevice(t *testing.T) {
 	requireOK(t, code, msg, "commit")
 	assert.Len(t, scanResult(t, db, `{"type": "A"}`).rows, 4)
 }
+
+// TestConversionRuleThroughCStructs: the conversion rule seen from a C
+// caller: an int32 column goes into an INT64 property and an exact int64
+// into a DOUBLE one; a float64 column into an INT64 property is refused,
+// naming the column, and writes nothing.
+func TestConversionRuleThroughCStructs(t *testing.T) {
+	db := openDB(t, "", "")
+	execDDL(t, db, "CREATE DOCUMENT TYPE C; CREATE PROPERTY C.n INT64; CREATE PROPERTY C.x DOUBLE")
+	code, msg := insert(t, db, "C", "d", exportBatch(t, 2, timeCol(1, 2),
+		fixedCol("n", "i", []int32{-7, 8}, []bool{true, false}), int64Col("x", []int64{3, 1 << 53}, nil)))
+	requireOK(t, code, msg, "insert")
+	r := scanResult(t, db, `{"type": "C"}`)
+	assert.Equal(t, []any{int64(-7), nil}, r.column("n"))
+	assert.Equal(t, []any{float64(3), float64(1 << 53)}, r.column("x"))
+
+	code, msg = insert(t, db, "C", "d", exportBatch(t, 1, timeCol(3), fixedCol("n", "g", []float64{1.5}, nil)))
+	assert.Equal(t, codeInvalidArgument, code, msg)
+	assert.Contains(t, msg, `column "n"`)
+	assert.Len(t, scanResult(t, db, `{"type": "C"}`).rows, 2)
+}
