@@ -719,7 +719,13 @@ func (db *DB) writeFile(tb *table, name string, layout segment.Layout, refs []me
 		if s, ok := snaps[pc.device]; ok {
 			srcs = append(srcs, memSource{s.Cursor(refs, pc.start, pc.end, flushBatchRows)})
 		}
-		m := newMerger(srcs, flushBatchRows)
+		if len(srcs) == 0 {
+			continue
+		}
+		var m runSource = srcs[0] // one source, the usual case: nothing to merge
+		if len(srcs) > 1 {
+			m = newMerger(srcs, flushBatchRows)
+		}
 		for {
 			b, err := m.Next()
 			if err != nil {
