@@ -16,3 +16,16 @@ if ((${#missing[@]})); then
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}"
 fi
+
+# go.mod names the Go it needs. A Go of 1.21 or later can fetch that
+# toolchain itself from the module proxy (GOTOOLCHAIN=auto); an older one
+# (Debian 12's golang-go is 1.19) cannot build the module: say so rather
+# than fail later.
+need="$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$(dirname "$0")/../go.mod")"
+have="$(go env GOVERSION 2>/dev/null | sed 's/^go//; s/[^0-9.].*$//')"
+minor() { echo "$1" | cut -d. -f2; }
+if [[ -z "$have" || $(minor "$have") -lt 21 ]]; then
+  echo "build/deps.sh: Go ${have:-(none)} cannot build this module, which needs Go $need;" \
+    "install Go $need, or Go 1.21 or later with GOTOOLCHAIN=auto (which fetches $need from the module proxy)" >&2
+  exit 1
+fi

@@ -47,6 +47,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PACKAGE = "arcadego"
 PACKAGE_DIR = os.path.join(ROOT, "python", PACKAGE)
 LIBRARY = "libarcadego.so"
+HEADER = os.path.join(ROOT, "capi", "arcadego.h")
 
 # What an sdist carries: everything needed to build the wheel.
 SDIST_INCLUDE = ["pyproject.toml", "README.md", "LICENSE", "go.mod", "go.sum",
@@ -335,6 +336,8 @@ def build_wheel(wheel_directory: str, config_settings: dict[str, Any] | None = N
                 w.add(f"{PACKAGE}/{f}", fh.read())
         with open(lib_path, "rb") as fh:
             w.add(f"{PACKAGE}/{LIBRARY}", fh.read(), mode=0o755)
+        with open(HEADER, "rb") as fh:  # for C programs: arcadego.get_include()
+            w.add(f"{PACKAGE}/include/arcadego.h", fh.read())
         _write_dist_info(w, tag)
         w.close(f"{_dist_info_name()}/RECORD")
     return name
@@ -351,6 +354,8 @@ def build_editable(wheel_directory: str, config_settings: dict[str, Any] | None 
         target = os.path.join(PACKAGE_DIR, LIBRARY)
         if os.path.abspath(lib_path) != os.path.abspath(target):
             shutil.copyfile(lib_path, target)
+        os.makedirs(os.path.join(PACKAGE_DIR, "include"), exist_ok=True)
+        shutil.copyfile(HEADER, os.path.join(PACKAGE_DIR, "include", "arcadego.h"))
     os.makedirs(wheel_directory, exist_ok=True)
     w = _WheelWriter(os.path.join(wheel_directory, name))
     w.add(f"_{PACKAGE}_editable.pth", (os.path.join(ROOT, "python") + "\n").encode())

@@ -46,7 +46,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._database import Database, Transaction, connect, quote_name, set_runtime
-    from ._lib import library_path
+    from ._lib import get_include, library_path
     from ._lib import version as library_version
     from ._result import Result
 
@@ -61,6 +61,7 @@ _LAZY = {
     "set_runtime": ("._database", "set_runtime"),
     "Result": ("._result", "Result"),
     "library_path": ("._lib", "library_path"),
+    "get_include": ("._lib", "get_include"),
     "library_version": ("._lib", "version"),
 }
 
@@ -86,6 +87,7 @@ __all__ = [
     "set_runtime",
     "quote_name",
     "library_path",
+    "get_include",
     "library_version",
     "Error",
     "InvalidArgumentError",

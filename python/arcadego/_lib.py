@@ -50,6 +50,14 @@ def library_path() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
 
 
+def get_include() -> str:
+    """The directory holding ``arcadego.h``, for C programs built against
+    the installed library: ``gcc -I$(python -c "import arcadego;
+    print(arcadego.get_include())") prog.c -L<dir of library_path()>
+    -larcadego``."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+
+
 def _load() -> ctypes.CDLL:
     path = library_path()
     if not os.path.exists(path):

@@ -42,3 +42,22 @@ def test_c_build_line_builds_the_example(tmp_path: Path) -> None:
                          env={**os.environ, "PWD": str(ROOT)})
     assert out.returncode == 0, out.stdout + out.stderr
     assert "all checks passed" in out.stdout
+
+
+def test_c_program_builds_against_the_installed_package(tmp_path: Path) -> None:
+    """A C user of the wheel needs nothing but the package: its header
+    (get_include) and its library (library_path)."""
+    import arcadego
+
+    if shutil.which("gcc") is None:
+        pytest.skip("needs gcc; make test-c covers the C example too")
+    include, lib = arcadego.get_include(), os.path.dirname(arcadego.library_path())
+    assert os.path.isfile(os.path.join(include, "arcadego.h"))
+    prog = tmp_path / "v.c"
+    prog.write_text('#include <stdio.h>\n#include "arcadego.h"\n'
+                    'int main(void) { puts(arcadego_version()); return 0; }\n')
+    exe = tmp_path / "v"
+    subprocess.run(["gcc", "-std=c11", f"-I{include}", str(prog), f"-L{lib}", "-larcadego",
+                    f"-Wl,-rpath,{lib}", "-o", str(exe)], check=True, timeout=120)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == arcadego.__version__
