@@ -26,6 +26,7 @@ import os
 import queue
 import sys
 import threading
+import warnings
 from ctypes import POINTER, c_char_p, c_int, c_void_p
 from typing import Any, Callable
 
@@ -204,12 +205,17 @@ HANDOFF_CELLS = 1 << 18
 
 
 def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool = True) -> Any:
-    """Run ``fn(*args)`` (a library call). On the main thread, with
-    ``handoff``, run it on the helper thread so that Ctrl-C cancels it
-    through arcadego_cancel(db).
+    """Run ``fn(*args)`` (a library call returning a status). On the main
+    thread, with ``handoff``, run it on the helper thread so that Ctrl-C
+    cancels it through arcadego_cancel(db).
 
-    The KeyboardInterrupt is re-raised once the call has returned (canceled
-    or finished), so no buffer is freed while the library still reads it.
+    Ctrl-C has one meaning: an exception says nothing was written. The
+    call is always waited for (no buffer is freed while the library still
+    reads it). If the cancel came in time, the call fails and the
+    KeyboardInterrupt is raised. If the call had passed its commit point
+    and succeeded anyway, it returns normally, and a warning says that the
+    interrupt came too late to stop it (Python cannot raise in the caller
+    once the call has returned; a second Ctrl-C stops what follows).
     """
     check_fork()
     if not handoff or threading.current_thread() is not threading.main_thread():
@@ -226,6 +232,10 @@ def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool =
             lib.arcadego_cancel(db)
     ok, value = box[0]
     if interrupted is not None:
+        if ok and value == 0:  # committed before the cancel could stop it
+            warnings.warn("Ctrl-C came after the commit point: the call was committed", RuntimeWarning,
+                          stacklevel=4)
+            return value
         raise interrupted
     if not ok:
         raise value

@@ -8,6 +8,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -131,3 +134,58 @@ def test_scan_bounds_as_times(mem_db: arcadego.Database) -> None:
     mem_db.insert("I", {"time": [1], "v": [1]})
     with pytest.raises(arcadego.InvalidArgumentError, match="plain integers"):
         mem_db.scan("I", start=dt.datetime(2024, 1, 1))
+
+
+def _interruptible(result: int, cancel_seen: "threading.Event", started: "threading.Event") -> Any:
+    """A stand-in for a library call: it starts, waits for the cancel that
+    Ctrl-C sends, then returns result (0: it had committed anyway)."""
+    def fn() -> int:
+        started.set()
+        assert cancel_seen.wait(60), "no cancel"
+        return result
+    return fn
+
+
+@pytest.mark.parametrize("status", [0, 8])
+def test_ctrl_c_means_not_written(monkeypatch: pytest.MonkeyPatch, status: int) -> None:
+    """Ctrl-C during a call: if the call then fails (canceled in time,
+    status 8), KeyboardInterrupt is raised from it; if it succeeded anyway
+    (past its commit point, status 0), it returns normally with a warning:
+    an exception always means nothing was written. Driven by events."""
+    import signal
+
+    from arcadego import _lib
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("Ctrl-C goes to the main thread")
+    cancel_seen, started = threading.Event(), threading.Event()
+    monkeypatch.setattr(_lib.lib, "arcadego_cancel", lambda db: cancel_seen.set())
+    fn = _interruptible(status, cancel_seen, started)
+    main = threading.main_thread().ident
+
+    def send() -> None:
+        # Once the call runs and the main thread waits for it (seen in its
+        # frame, not guessed from time), press Ctrl-C.
+        import inspect
+        lines, first = inspect.getsourcelines(_lib.run_cancellable)
+        wait_line = first + next(i for i, ln in enumerate(lines) if "done.acquire" in ln)
+        started.wait(60)
+        while True:
+            frame = sys._current_frames()[main]
+            if frame.f_code.co_name == "run_cancellable" and frame.f_lineno == wait_line:
+                break
+            time.sleep(0.001)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    try:
+        if status == 0:
+            with pytest.warns(RuntimeWarning, match="after the commit point"):
+                assert _lib.run_cancellable(object(), fn) == 0
+        else:
+            with pytest.raises(KeyboardInterrupt):
+                _lib.run_cancellable(object(), fn)
+    finally:
+        sender.join()
+    assert cancel_seen.is_set()
