@@ -178,10 +178,17 @@ class Result:
         """
         pa = _optional.require("pyarrow", "Result.to_arrow()")
         reader = pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__())
+        # A batch at a time from Python, not read_all(): Ctrl-C is taken
+        # between two batches instead of after the whole result.
+        batches = []
         try:
-            table = reader.read_all()
+            for batch in reader:
+                batches.append(batch)
         except (OSError, pa.ArrowException) as e:
             raise _stream_failure(e) from e
+        finally:
+            reader.close()
+        table = pa.Table.from_batches(batches, schema=reader.schema)
         # One dictionary for all chunks (4 bytes a row): pyarrow's group_by,
         # join and IPC files refuse chunks with differing dictionaries.
         return table.unify_dictionaries()

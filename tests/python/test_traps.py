@@ -189,3 +189,40 @@ def test_ctrl_c_means_not_written(monkeypatch: pytest.MonkeyPatch, status: int) 
     finally:
         sender.join()
     assert cancel_seen.is_set()
+
+
+def test_ctrl_c_stops_to_arrow_between_batches(mem_db: arcadego.Database) -> None:
+    """to_arrow() reads a batch at a time, so Ctrl-C stops it at once, not
+    after the whole result (the signal is sent once the main thread is seen
+    reading batches)."""
+    import signal
+
+    pytest.importorskip("pyarrow", reason="to_arrow needs pyarrow")
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("Ctrl-C goes to the main thread")
+    n = 200_000
+    mem_db.insert("A", {"time": np.arange(n), "k": np.arange(n)}, device="d")
+    main = threading.main_thread().ident
+    sent = threading.Event()
+
+    def send() -> None:
+        while sys._current_frames()[main].f_code.co_name != "to_arrow":
+            time.sleep(0.001)
+        os.kill(os.getpid(), signal.SIGINT)
+        sent.set()
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    finished = False
+    try:
+        with pytest.raises(KeyboardInterrupt) as e:
+            mem_db.scan("A", batch_rows=10).to_arrow()  # 20,000 batches
+            finished = True
+            while True:  # finished before the signal: it lands here
+                time.sleep(0.001)
+    finally:
+        sender.join()
+    assert not finished, "to_arrow read every batch before taking Ctrl-C"
+    where = [entry for entry in e.traceback if entry.name == "to_arrow"]
+    assert where and "batch" in str(where[-1].statement), "taken while reading batches"
+    assert mem_db.scan("A", columns=["k"]).to_arrow().num_rows == n  # the database is fine
