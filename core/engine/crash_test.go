@@ -31,6 +31,7 @@ import (
 const (
 	crashDirEnv    = "ARCADEGO_CRASH_CHILD_DIR"
 	crashBudgetEnv = "ARCADEGO_CRASH_CHILD_BUDGET" // the child's memtable budget; small: flushes all the time
+	crashDirectEnv = "ARCADEGO_CRASH_CHILD_DIRECT" // set: the long-format batches go straight to Parquet
 	crashDevices   = 50                            // devices of each commit's long-format batch
 )
 
@@ -48,6 +49,9 @@ func crashChild(dir string) {
 	if err != nil {
 		fmt.Println("open error:", err)
 		os.Exit(2)
+	}
+	if os.Getenv(crashDirectEnv) != "" {
+		db.directBytes = 512
 	}
 	out := bufio.NewWriter(os.Stdout)
 	for n := 0; ; n++ {
@@ -115,14 +119,27 @@ func TestCrashDuringFlushAndCheckpoint(t *testing.T) {
 	crashTrialsWithBudget(t, max(crashTrials()/2, 5), 24<<10)
 }
 
+// TestCrashDuringDirectWrites: the same with each commit's long-format
+// batch written straight to Parquet, so that kills land between a direct
+// write's files, its log record and its Delta commit.
+func TestCrashDuringDirectWrites(t *testing.T) {
+	t.Setenv(crashDirectEnv, "1")
+	crashTrialsWithBudget(t, max(crashTrials()/2, 5), 24<<10)
+}
+
 func crashTrialsWithBudget(t *testing.T, trials int, budget int64) {
-	total, flushed := 0, 0
+	total, flushed, direct := 0, 0, 0
 	for trial := range trials {
 		dir := filepath.Join(t.TempDir(), "db")
 		acked := runAndKill(t, dir, budget, time.Duration(5+rand.IntN(120))*time.Millisecond)
 		files, err := filepath.Glob(filepath.Join(dir, tablesDir, "*", "*.parquet"))
 		require.NoError(t, err)
 		flushed += len(files)
+		for _, f := range files {
+			if !strings.HasPrefix(filepath.Base(f), "part-0") { // a flush's: part-<version>-<n>
+				direct++
+			}
+		}
 		db, err := Open(dir, Options{})
 		require.NoError(t, err, "trial %d: reopen", trial)
 		shared := rowsOf(t, db, "S")
@@ -165,7 +182,10 @@ func crashTrialsWithBudget(t *testing.T, trials int, budget int64) {
 			return
 		}
 	}
-	t.Logf("%d trials, %d acknowledged commits checked, %d Parquet files found after the kills", trials, total, flushed)
+	t.Logf("%d trials, %d acknowledged commits checked, %d Parquet files found after the kills, %d of direct writes", trials, total, flushed, direct)
+	if os.Getenv(crashDirectEnv) != "" {
+		assert.Positive(t, direct, "the children wrote nothing straight to Parquet")
+	}
 	if budget > 0 {
 		assert.Positive(t, flushed, "the children never flushed")
 	}

@@ -64,6 +64,12 @@ type DB struct {
 	fault func(step string) error
 	// fileRows is flushFileRows, lowered by tests to split small flushes.
 	fileRows int64
+	// directBytes is directWriteBytes, lowered by tests.
+	directBytes int
+	// deltaMu serializes what commits to the Delta logs and publishes the
+	// tables: a whole flush, and each direct write's attachment. Lock
+	// order: publishMu, deltaMu, stateMu.
+	deltaMu sync.Mutex
 
 	// catalog is the published catalog: every commit it includes is durable
 	// and in the memtable. Readers load it without locking.
@@ -74,8 +80,13 @@ type DB struct {
 	commitMu sync.Mutex
 	pending  *schema.Catalog // newest catalog, including appended but unpublished commits
 	nextSeq  uint64
-	closed   atomic.Bool
-	inflight sync.WaitGroup // commits between append and publish
+	// typeWrites counts, per type, the commits appended but not yet
+	// published that write it (guarded by writesMu): a direct write
+	// stays direct only into a type none writes.
+	writesMu   sync.Mutex
+	typeWrites map[schema.TypeID]int
+	closed     atomic.Bool
+	inflight   sync.WaitGroup // commits between append and publish
 
 	// publishMu and published make commits publish in log order.
 	publishMu  sync.Mutex
@@ -102,7 +113,8 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open %q: memtable budget %d must be >= 0 (0: the default, %d): %w",
 			path, opts.MemtableBudget, DefaultMemtableBudget, errs.ErrInvalidArgument)
 	}
-	db := &DB{path: path, opts: opts, pending: schema.Empty(), budget: opts.MemtableBudget, fileRows: flushFileRows}
+	db := &DB{path: path, opts: opts, pending: schema.Empty(), budget: opts.MemtableBudget, fileRows: flushFileRows,
+		directBytes: directWriteBytes, typeWrites: map[schema.TypeID]int{}}
 	if db.budget == 0 {
 		db.budget = DefaultMemtableBudget
 	}
@@ -177,11 +189,12 @@ func (db *DB) openDir() error {
 			return fmt.Errorf("open %q: catalog snapshot %s: %w", db.path, snap, err)
 		}
 	}
+	snap := db.pending
 	if err := db.recover(); err != nil {
 		return err
 	}
 	db.appliedEnd = db.log.End()
-	return db.openTables(db.pending)
+	return db.openTables(snap, db.pending)
 }
 
 // checkNoData refuses a directory without a manifest that holds flushed
@@ -290,6 +303,11 @@ func (db *DB) recover() error {
 		db.pending = cat
 		if err := db.apply(writes); err != nil {
 			return fmt.Errorf("%s: %w", where(), err)
+		}
+		for _, a := range rec.attached {
+			if err := db.replayAttach(a, cat, lsn); err != nil {
+				return fmt.Errorf("%s: %w", where(), err)
+			}
 		}
 		overBudget = db.view.Load().mem.MemoryUsage() >= db.budget
 		return nil
@@ -473,6 +491,13 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 	if err := db.waitForRoom(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	// Large inserts are written to Parquet before the commit mutex, so
+	// that other commits go on meanwhile (see direct.go).
+	direct, err := db.writeDirect(view, entries)
+	if err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	defer dropDirect(direct)
 	db.commitMu.Lock()
 	if db.closed.Load() {
 		db.commitMu.Unlock()
@@ -487,13 +512,23 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		return fmt.Errorf("commit: %w", err)
 	}
 	var lsn, end wal.LSN
+	var kept []*directPart // direct writes in the record, published in turn below
 	if db.log != nil {
-		lsn, err = db.log.AppendParts(recordCommit, recordParts(ops, entries)...)
+		logged := entries
+		if kept = db.keepDirect(direct, cat, writes); len(kept) > 0 {
+			logged, writes = withoutDirect(entries, writes, kept)
+		}
+		lsn, err = db.log.AppendParts(recordCommit, recordParts(ops, logged, attachmentsOf(kept))...)
 		if err != nil {
+			for _, p := range kept {
+				p.logged = false
+			}
 			db.commitMu.Unlock()
 			return fmt.Errorf("commit: %w", err)
 		}
 		end = db.log.End() // commitMu makes this the record's end
+		defer db.uncountWrites(db.countWrites(writes, kept))
+		defer closeUnpublished(kept)
 	}
 	db.pending = cat
 	db.nextSeq++
@@ -519,6 +554,14 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 	}
 	if db.failed != nil {
 		return fmt.Errorf("commit: %w", db.failed)
+	}
+	for _, p := range kept {
+		if err := db.publishDirect(p, cat, lsn); err != nil {
+			// The log holds the commit: reopening publishes it.
+			db.failed = fmt.Errorf("%w (reopen the database to finish the commit)", err)
+			return fmt.Errorf("commit: %w", db.failed)
+		}
+		p.published = true
 	}
 	if err := db.apply(writes); err != nil {
 		db.failed = err

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/segment"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -31,6 +33,8 @@ func FuzzDecodeRecord(f *testing.F) {
 		{enc: encodeEntry("T", "", &tablet.Tablet{Times: []int64{}})},
 		{enc: encodeEntry("U", "d", full)},
 	}))
+	f.Add(encodeRecord(ops, []entry{{enc: encodeEntry("T", "dev", full)}},
+		attachment{typ: 3, files: []segment.AddFile{{Path: "part-x-0.parquet", Size: 4096, Stats: `{"numRecords":3}`}, {Path: "part-x-1.parquet", Size: 5}}}))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		// Decoding shares memory with its input and the log hands over
 		// 8-aligned payloads: do the same.
@@ -50,8 +54,12 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 			entries[i] = entry{enc: encodeEntry(e.typ, e.device, e.t)}
 		}
-		if _, err := decodeRecord(encodeRecord(rec.ops, entries)); err != nil {
+		again, err := decodeRecord(encodeRecord(rec.ops, entries, rec.attached...))
+		if err != nil {
 			t.Fatalf("re-encoded record does not decode: %v", err)
+		}
+		if !reflect.DeepEqual(again.attached, rec.attached) {
+			t.Fatalf("attachments changed in a round trip: %v, then %v", rec.attached, again.attached)
 		}
 	})
 }

@@ -3,21 +3,37 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/segment"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
 // A commit record's payload:
 //
-//	byte version (1), schema ops (schema.AppendOps), uvarint entries,
-//	per entry: pad to 8, string type, string device, pad to 8, tablet
+//	byte version (1 or 2), schema ops (schema.AppendOps), uvarint entries,
+//	per entry: pad to 8, string type, string device, pad to 8, tablet;
+//	version 2 only: uvarint attachments, per attachment: uvarint type id,
+//	uvarint files, per file: string path, uvarint size, string stats
 //
 // Entries are encoded at Insert time on their own (starting at offset 0)
 // and copied into the record at 8-aligned positions, which keeps the
 // tablet's internal alignment, so decoding shares the record's memory.
-const recordVersion = 1
+// An attachment is a direct write (see direct.go): Parquet files already
+// in the type's table directory, which the commit adds to its Delta log.
+// A commit without one is written as version 1, as before they existed.
+const (
+	recordVersion       = 1
+	recordVersionAttach = 2
+)
+
+// attachment is a direct write's part of a commit record.
+type attachment struct {
+	typ   schema.TypeID
+	files []segment.AddFile // Path, Size and Stats
+}
 
 func encodeEntry(typ, device string, t *tablet.Tablet) []byte {
 	buf := make([]byte, 0, 2*binary.MaxVarintLen64+len(typ)+len(device)+7+tablet.AppendSize(t))
@@ -42,8 +58,12 @@ func entryTabletPos(enc []byte) int {
 // encoded at Insert is written from that encoding; a borrowed entry is
 // encoded here as parts that reference the caller's buffers, so a bulk
 // insert's data is not copied on its way to the log.
-func recordParts(ops []schema.Op, entries []entry) [][]byte {
-	head := []byte{recordVersion}
+func recordParts(ops []schema.Op, entries []entry, attached []attachment) [][]byte {
+	version := byte(recordVersion)
+	if len(attached) > 0 {
+		version = recordVersionAttach
+	}
+	head := []byte{version}
 	head = schema.AppendOps(head, ops)
 	head = binary.AppendUvarint(head, uint64(len(entries)))
 	parts := make([][]byte, 0, 1+4*len(entries))
@@ -68,20 +88,83 @@ func recordParts(ops []schema.Op, entries []entry) [][]byte {
 		pad()
 		parts, pos = tablet.AppendParts(parts, pos, e.t)
 	}
+	if len(attached) > 0 {
+		parts = append(parts, appendAttachments(nil, attached))
+	}
 	return parts
+}
+
+func appendAttachments(dst []byte, attached []attachment) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(attached)))
+	for _, a := range attached {
+		dst = binary.AppendUvarint(dst, uint64(a.typ))
+		dst = binary.AppendUvarint(dst, uint64(len(a.files)))
+		for _, f := range a.files {
+			dst = appendString(dst, f.Path)
+			dst = binary.AppendUvarint(dst, uint64(f.Size))
+			dst = appendString(dst, f.Stats)
+		}
+	}
+	return dst
+}
+
+func decodeAttachments(buf []byte, pos int) ([]attachment, int, error) {
+	bad := fmt.Errorf("commit record: bad attachment: %w", errs.ErrCorrupt)
+	uvarint := func() (uint64, bool) {
+		if pos > len(buf) {
+			return 0, false
+		}
+		v, k := binary.Uvarint(buf[pos:])
+		if k <= 0 {
+			return 0, false
+		}
+		pos += k
+		return v, true
+	}
+	n, ok := uvarint()
+	if !ok || n > uint64(len(buf)) {
+		return nil, pos, bad
+	}
+	out := make([]attachment, 0, n)
+	for range n {
+		typ, ok1 := uvarint()
+		files, ok2 := uvarint()
+		if !ok1 || !ok2 || typ > math.MaxUint32 || files > uint64(len(buf)) {
+			return nil, pos, bad
+		}
+		a := attachment{typ: schema.TypeID(typ)}
+		for range files {
+			var f segment.AddFile
+			if f.Path, pos, ok = readString(buf, pos); !ok {
+				return nil, pos, bad
+			}
+			size, ok := uvarint()
+			if !ok || size > math.MaxInt64 {
+				return nil, pos, bad
+			}
+			f.Size = int64(size)
+			if f.Stats, pos, ok = readString(buf, pos); !ok {
+				return nil, pos, bad
+			}
+			a.files = append(a.files, f)
+		}
+		out = append(out, a)
+	}
+	return out, pos, nil
 }
 
 var zeros [8]byte
 
 type record struct {
-	ops     []schema.Op
-	entries []entry
+	ops      []schema.Op
+	entries  []entry
+	attached []attachment
 }
 
 // decodeRecord decodes a commit record; tablets share buf's memory.
 func decodeRecord(buf []byte) (record, error) {
 	var r record
-	if len(buf) == 0 || buf[0] != recordVersion {
+	if len(buf) == 0 || buf[0] != recordVersion && buf[0] != recordVersionAttach {
 		return r, fmt.Errorf("commit record: unknown version: %w", errs.ErrCorrupt)
 	}
 	ops, rest, err := schema.DecodeOps(buf[1:])
@@ -114,6 +197,11 @@ func decodeRecord(buf []byte) (record, error) {
 			return r, fmt.Errorf("commit record: %w", err)
 		}
 		r.entries = append(r.entries, e)
+	}
+	if buf[0] == recordVersionAttach {
+		if r.attached, pos, err = decodeAttachments(buf, pos); err != nil {
+			return r, err
+		}
 	}
 	if pos != len(buf) {
 		return r, fmt.Errorf("commit record: %d trailing bytes: %w", len(buf)-pos, errs.ErrCorrupt)

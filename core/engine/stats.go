@@ -18,6 +18,7 @@ type Stats struct {
 	FlushedRows        uint64      `json:"flushed_rows"`          // rows written to Parquet by flushes (rewrites included)
 	FlushedBytes       uint64      `json:"flushed_bytes"`         // Parquet bytes written by flushes
 	Checkpoints        uint64      `json:"checkpoints"`           // checkpoints that completed
+	DirectWrites       uint64      `json:"direct_writes"`         // large inserts written straight to Parquet, one per type and commit (their rows and bytes count as flushed)
 	Stalls             uint64      `json:"stalls"`                // commits that waited for a flush (back-pressure)
 	StallNanos         int64       `json:"stall_nanos"`           // time they waited in all
 	FlushError         string      `json:"flush_error,omitempty"` // the last flush's failure, "" once one succeeds
@@ -48,6 +49,7 @@ func (db *DB) Stats() Stats {
 		FlushedRows:    db.counters.flushedRows.Load(),
 		FlushedBytes:   db.counters.flushedBytes.Load(),
 		Checkpoints:    db.counters.checkpoints.Load(),
+		DirectWrites:   db.counters.directWrites.Load(),
 		Stalls:         db.counters.stalls.Load(),
 		StallNanos:     db.counters.stallNanos.Load(),
 		Types:          []TypeStats{},

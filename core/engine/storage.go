@@ -81,6 +81,7 @@ func (f *dataFile) has(device string, lo, hi int64) bool {
 // flushCounters count the storage tier's work for Stats.
 type flushCounters struct {
 	flushes, flushedRows, flushedBytes, checkpoints, stalls atomic.Uint64
+	directWrites                                            atomic.Uint64
 	stallNanos                                              atomic.Int64
 	fsyncs                                                  atomic.Uint64
 }
@@ -109,10 +110,6 @@ func (db *DB) openTable(id schema.TypeID) (*table, error) {
 		return nil, fmt.Errorf("open %q: %w", db.path, err)
 	}
 	t := &table{id: id, dir: dir, delta: dt, version: dt.Version()}
-	// Files of flushes that stopped before their Delta commit.
-	if _, err := dt.RemoveStrays(); err != nil {
-		return nil, fmt.Errorf("open %q: %w", db.path, err)
-	}
 	// Parsing the Parquet footers is most of a reopen: in parallel.
 	adds := dt.Files()
 	t.files = make([]*dataFile, len(adds))
@@ -142,9 +139,10 @@ func (t *table) release() {
 }
 
 // openTables opens the table of every type of cat that has data on disk,
-// then deletes the directories of types cat no longer has.
-func (db *DB) openTables(cat *schema.Catalog) error {
-	onDisk, err := db.removeDroppedTables(cat)
+// after deleting the directories of types dropped before snap (the
+// catalog replay started from).
+func (db *DB) openTables(snap, cat *schema.Catalog) error {
+	onDisk, err := db.removeDroppedTables(snap, cat)
 	if err != nil {
 		return fmt.Errorf("open %q: %w", db.path, err)
 	}
@@ -158,7 +156,7 @@ func (db *DB) openTables(cat *schema.Catalog) error {
 	tables := maps.Clone(v.tables)
 	for id := range onDisk {
 		if tables[id] != nil {
-			continue // opened by a flush during replay
+			continue // opened by a flush or a direct write during replay
 		}
 		t, err := db.openTable(id)
 		if err != nil {
@@ -167,12 +165,24 @@ func (db *DB) openTables(cat *schema.Catalog) error {
 		tables[id] = t
 	}
 	db.view.Store(&view{mem: v.mem, imm: v.imm, tables: tables})
+	// Files of flushes and direct writes that stopped before their Delta
+	// commit. Only now: until replay has published the direct writes the
+	// log holds, their files are not in the Delta log yet.
+	for _, t := range tables {
+		if _, err := t.delta.RemoveStrays(); err != nil {
+			return fmt.Errorf("open %q: %w", db.path, err)
+		}
+	}
 	return nil
 }
 
-// removeDroppedTables deletes the table directories of types cat does not
-// have, and returns the ids of the types that have one.
-func (db *DB) removeDroppedTables(cat *schema.Catalog) (map[schema.TypeID]bool, error) {
+// removeDroppedTables deletes the table directories of types dropped
+// before snap, a checkpoint's catalog: ids it handed out but no longer
+// has. A type dropped after it keeps its directory until a later
+// checkpoint, since replaying the log from snap may publish a direct
+// write into it. It returns the ids of cat's types that have a directory.
+func (db *DB) removeDroppedTables(snap, cat *schema.Catalog) (map[schema.TypeID]bool, error) {
+	lastType, _, _ := snap.LastIDs()
 	root := filepath.Join(db.path, tablesDir)
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -186,7 +196,12 @@ func (db *DB) removeDroppedTables(cat *schema.Catalog) (map[schema.TypeID]bool, 
 		}
 		if _, ok := cat.TypeByID(schema.TypeID(id)); ok {
 			live[schema.TypeID(id)] = true
-		} else if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+			continue
+		}
+		if _, ok := snap.TypeByID(schema.TypeID(id)); ok || id > uint64(lastType) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
 			return nil, fmt.Errorf("remove the data of a dropped type: %v: %w", err, errs.ErrIO)
 		}
 	}
@@ -394,6 +409,10 @@ func (db *DB) stopFlusher() {
 // attempt is not redone; the types a failed attempt did commit are
 // published all the same.
 func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
+	// A direct write must not commit to a table between a flush's reading
+	// of its files and the publication of the flushed table.
+	db.deltaMu.Lock()
+	defer db.deltaMu.Unlock()
 	v := db.view.Load()
 	ids := imm.mem.Types()
 	for id := range v.tables {
@@ -486,15 +505,9 @@ const flushBatchRows = 16384
 // property of its name). It returns nil when the type has nothing to
 // commit.
 func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
-	tb := db.view.Load().tables[ty.ID]
-	if tb == nil {
-		if err := db.makeTableDir(ty.ID); err != nil {
-			return nil, err
-		}
-		var err error
-		if tb, err = db.openTable(ty.ID); err != nil {
-			return nil, err
-		}
+	tb, err := db.tableOf(ty.ID)
+	if err != nil {
+		return nil, err
 	}
 	layout := layoutOf(ty)
 	refs := make([]memtable.ColumnRef, len(layout.Columns))
@@ -522,23 +535,13 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 			}
 		}
 	}
-	schemaString := layout.DeltaSchema()
-	meta := tb.delta.Metadata()
-	if len(snaps) == 0 && len(rewrite) == 0 && meta != nil && meta.SchemaString == schemaString {
+	newMeta := deltaMetadata(tb, ty)
+	if len(snaps) == 0 && len(rewrite) == 0 && newMeta == nil {
 		return nil, nil
 	}
 
 	version := tb.delta.Version() + 1
-	commit := segment.Commit{AppID: "arcadego", TxnVersion: int64(imm.end)}
-	if meta == nil || meta.SchemaString != schemaString || meta.Name != ty.Name {
-		nm := &segment.Metadata{Name: ty.Name, SchemaString: schemaString, CreatedTime: time.Now().UnixMilli()}
-		if meta != nil {
-			nm.ID, nm.CreatedTime = meta.ID, meta.CreatedTime
-		} else {
-			nm.ID = newUUID()
-		}
-		commit.Metadata = nm
-	}
+	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, int64(imm.end)), Metadata: newMeta}
 	var olds []*dataFile
 	for _, f := range tb.files {
 		if rewrite[f] {
@@ -553,7 +556,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 	if len(snaps) > 0 || len(olds) > 0 {
 		var err error
 		parts := planFlush(snaps, olds, runtime.GOMAXPROCS(0), db.fileRows)
-		added, err = db.writeFiles(tb, version, layout, refs, snaps, olds, parts)
+		added, err = db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, snaps, olds, parts)
 		if err != nil {
 			return nil, err
 		}
@@ -561,15 +564,12 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 			commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
 		}
 	}
-	err := db.injected("commit")
+	err = db.injected("commit")
 	if err == nil {
 		err = tb.delta.Commit(commit, db.syncing())
 	}
 	if err != nil {
-		for _, f := range added {
-			f.unref()
-			_ = os.Remove(filepath.Join(tb.dir, f.name))
-		}
+		removeNewFiles(tb.dir, added)
 		return nil, fmt.Errorf("flush of type %q: %w", ty.Name, err)
 	}
 	nt := &table{id: tb.id, dir: tb.dir, delta: tb.delta, version: tb.delta.Version()}
@@ -669,34 +669,39 @@ func planFlush(snaps map[string]memtable.Snapshot, olds []*dataFile, k int, minR
 	return parts
 }
 
-// writeFiles writes each run of pieces into a file of tb (version's,
-// numbered by run), in parallel, and opens them. On failure it removes
-// what it wrote.
-func (db *DB) writeFiles(tb *table, version int64, layout segment.Layout, refs []memtable.ColumnRef,
+// writeFiles writes each run of pieces into a file of directory dir
+// (prefix, then "-<run>.parquet"), in parallel, and opens them. On
+// failure it removes what it wrote.
+func (db *DB) writeFiles(dir, prefix string, layout segment.Layout, refs []memtable.ColumnRef,
 	snaps map[string]memtable.Snapshot, olds []*dataFile, parts [][]piece) ([]*newFile, error) {
 	out := make([]*newFile, len(parts))
 	errs := par.Do(len(parts), len(parts), func(_, i int) (err error) {
-		out[i], err = db.writeFile(tb, fmt.Sprintf("part-%020d-%d.parquet", version, i), layout, refs, snaps, olds, parts[i])
+		out[i], err = db.writeFile(dir, fmt.Sprintf("%s-%d.parquet", prefix, i), layout, refs, snaps, olds, parts[i])
 		return err
 	})
 	if err := errors.Join(errs...); err != nil {
-		for _, f := range out {
-			if f != nil {
-				f.unref()
-				_ = os.Remove(filepath.Join(tb.dir, f.name))
-			}
-		}
+		removeNewFiles(dir, out)
 		return nil, err
 	}
 	return out, nil
 }
 
+// removeNewFiles closes and deletes files written but not committed.
+func removeNewFiles(dir string, files []*newFile) {
+	for _, f := range files {
+		if f != nil {
+			f.unref()
+			_ = os.Remove(filepath.Join(dir, f.name))
+		}
+	}
+}
+
 // writeFile writes the merge of the memtable snapshots and the old files
-// for the pieces of run, in order, into a new file of tb called name, and
-// opens it.
-func (db *DB) writeFile(tb *table, name string, layout segment.Layout, refs []memtable.ColumnRef,
+// for the pieces of run, in order, into a new file of directory dir
+// called name, and opens it.
+func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable.ColumnRef,
 	snaps map[string]memtable.Snapshot, olds []*dataFile, run []piece) (*newFile, error) {
-	path := filepath.Join(tb.dir, name)
+	path := filepath.Join(dir, name)
 	w, err := segment.Create(path, layout, segment.WriterOptions{Sync: db.syncing()})
 	if err != nil {
 		return nil, fmt.Errorf("flush: %w", err)
@@ -762,6 +767,50 @@ func (db *DB) writeFile(tb *table, name string, layout segment.Layout, refs []me
 type memSource struct{ c *memtable.Cursor }
 
 func (m memSource) Next() (*tablet.Tablet, error) { return m.c.Next(), nil }
+
+// txnApp is the appId of the txn action of every Delta commit we write.
+// Its version only grows: the largest log position whose commit the
+// table holds in full, which tells replay whether a direct write's
+// commit was published (see direct.go).
+const txnApp = "arcadego"
+
+// txnAfter returns the txn version of tb's next commit, one that holds
+// the log's records up to pos.
+func txnAfter(tb *table, pos int64) int64 {
+	if v, ok := tb.delta.TxnVersion(txnApp); ok && v > pos {
+		return v
+	}
+	return pos
+}
+
+// deltaMetadata returns the metaData action a commit of ty to tb needs:
+// nil when the table's schema and name are already ty's.
+func deltaMetadata(tb *table, ty *schema.Type) *segment.Metadata {
+	schemaString := layoutOf(ty).DeltaSchema()
+	meta := tb.delta.Metadata()
+	if meta != nil && meta.SchemaString == schemaString && meta.Name == ty.Name {
+		return nil
+	}
+	nm := &segment.Metadata{Name: ty.Name, SchemaString: schemaString, CreatedTime: time.Now().UnixMilli()}
+	if meta != nil {
+		nm.ID, nm.CreatedTime = meta.ID, meta.CreatedTime
+	} else {
+		nm.ID = newUUID()
+	}
+	return nm
+}
+
+// tableOf returns type id's table from the view, or opens it (creating
+// its directory). The caller holds deltaMu (or is Open).
+func (db *DB) tableOf(id schema.TypeID) (*table, error) {
+	if tb := db.view.Load().tables[id]; tb != nil {
+		return tb, nil
+	}
+	if err := db.makeTableDir(id); err != nil {
+		return nil, err
+	}
+	return db.openTable(id)
+}
 
 // makeTableDir creates the directory of type id's table and makes its
 // entry durable.
@@ -844,7 +893,7 @@ func (db *DB) checkpoint(end wal.LSN, snap, cur *schema.Catalog) error {
 	if err := db.log.DeleteBefore(m.WALFirst); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	if _, err := db.removeDroppedTables(cur); err != nil {
+	if _, err := db.removeDroppedTables(snap, cur); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	db.counters.checkpoints.Add(1)

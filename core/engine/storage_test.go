@@ -124,6 +124,13 @@ func TestStorageMatchesModel(t *testing.T) {
 			db, err := Open(dir, opts)
 			require.NoError(t, err)
 			db.fileRows = int64(1 + seed%3*20) // flushes write several files in parallel
+			// Odd seeds write the larger inserts straight to Parquet.
+			direct := 1 << 30
+			if seed%2 == 1 {
+				direct = 40
+			}
+			directWrites := uint64(0)
+			db.directBytes = direct
 			defer func() {
 				if db != nil {
 					_ = db.Close()
@@ -180,15 +187,23 @@ func TestStorageMatchesModel(t *testing.T) {
 					require.NoError(t, db.Flush(), what)
 				case op == 7:
 					what = "reopen"
+					directWrites += db.Stats().DirectWrites
 					require.NoError(t, db.Close(), what)
 					db, err = Open(dir, opts)
 					require.NoError(t, err, what)
 					db.fileRows = int64(1 + seed%3*20)
+					db.directBytes = direct
 				default: // insert
 					name := pick(rng, m.types)
 					ty := m.types[name]
 					dev := fmt.Sprintf("d%d", rng.IntN(4))
 					tb, times, cells := randomTablet(rng, ty)
+					if seed%2 == 1 && rng.IntN(2) == 0 {
+						// Later times: rows that may go straight to Parquet.
+						for i := range times {
+							times[i] += int64(step) * 50
+						}
+					}
 					what = fmt.Sprintf("insert %d rows into %s/%s", len(times), name, dev)
 					require.NoError(t, db.Insert(name, dev, tb), what)
 					if ty.rows[dev] == nil {
@@ -213,6 +228,10 @@ func TestStorageMatchesModel(t *testing.T) {
 			}
 			require.NoError(t, db.Flush())
 			st := db.Stats()
+			if seed%2 == 1 {
+				assert.Positive(t, directWrites+st.DirectWrites, "no insert was written straight to Parquet")
+				t.Logf("%d inserts written straight to Parquet", directWrites+st.DirectWrites)
+			}
 			assert.Positive(t, st.Flushes)
 			assert.Positive(t, st.Checkpoints)
 			require.NoError(t, db.Close())

@@ -241,7 +241,7 @@ def child_ingest(a: dict) -> dict:
         stats = db.stats()
         db.close()
         t2 = time.perf_counter()
-        stats = {k: stats[k] for k in ("flushes", "flushed_rows", "stalls", "stall_nanos", "checkpoints",
+        stats = {k: stats[k] for k in ("flushes", "flushed_rows", "direct_writes", "stalls", "stall_nanos", "checkpoints",
                                        "memtable_bytes", "immutable_bytes", "wal_bytes", "fsyncs")}
         stats["max_memtables_bytes_after_an_insert"] = held
     else:

@@ -1,0 +1,401 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/memtable"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/segment"
+	"github.com/arcadego/arcadego/core/tablet"
+	"github.com/arcadego/arcadego/core/wal"
+)
+
+// Direct writes. A transaction whose inserts into one type hold at least
+// directWriteBytes of values writes them straight to Parquet files, once,
+// instead of to the log and later, flushed, to Parquet again: for a bulk
+// load the log's copy is half the bytes written to disk. (DuckDB does the
+// same with large appends; so do bulk loads in most LSM stores.)
+//
+// The protocol keeps the transaction atomic and the log authoritative:
+//
+//  1. Before the commit mutex, the type's rows go through a private
+//     memtable (sorted by device and time, equal keys merged) into new
+//     Parquet files in the type's directory, fsynced like a flush's. Their
+//     names are random: nothing can refer to them yet.
+//  2. Under the commit mutex, the write stays direct only if its property
+//     ids are those the commit resolves to and none of its keys can
+//     meet older rows the Delta table would not order correctly: no file of
+//     the type holds a renamed column, no memtable holds rows of its
+//     devices within its time spans, and no earlier commit in flight writes
+//     the type. Otherwise its rows go to the log and memtable as usual.
+//  3. The commit's log record holds the other writes and an attachment
+//     naming the files; once it is durable, publication (in log order)
+//     adds them to the type's Delta log and the scans' view.
+//
+// A crash after step 3's append but before the Delta commit leaves the
+// files unnamed by any Delta log: replay publishes them. The txn action of
+// every Delta commit carries the log position it covers, growing only, so
+// replay knows a published attachment. Files of a commit that never
+// reached the log are strays, removed at the next open.
+
+// directWriteBytes is the least value bytes (the log encoding's size) of a
+// transaction's inserts into one type that go straight to Parquet.
+// DB.directBytes holds it; tests lower it.
+const directWriteBytes = 16 << 20
+
+// directPart is a transaction's direct write into one type.
+type directPart struct {
+	typ       schema.TypeID
+	name      string
+	dir       string
+	entries   []int                 // the transaction's entries it holds
+	ids       [][]schema.PropertyID // their property ids, as written
+	spans     map[string][2]int64   // each device's first and last time
+	lo, hi    int64                 // all its times
+	files     []*newFile
+	rows      int64
+	logged    bool // in the commit's log record: its files must stay
+	published bool // in the Delta log and the view, which holds its files
+}
+
+// writeDirect writes the entries of each type that holds directBytes or
+// more into Parquet files, resolved against cat (the transaction's view of
+// the catalog). Only types that exist in the published catalog qualify:
+// the directory of a type being created could be removed by a checkpoint
+// before the commit publishes it. On error it removes what it wrote.
+func (db *DB) writeDirect(cat *schema.Catalog, entries []entry) ([]*directPart, error) {
+	if db.log == nil || cat == nil || len(entries) == 0 {
+		return nil, nil
+	}
+	bytesOf := map[string]int{}
+	for _, e := range entries {
+		bytesOf[e.typ] += tablet.AppendSize(e.t)
+	}
+	published := db.catalog.Load()
+	var parts []*directPart
+	fail := func(err error) ([]*directPart, error) {
+		for _, p := range parts {
+			removeNewFiles(p.dir, p.files)
+		}
+		return nil, fmt.Errorf("direct write: %w", err)
+	}
+	for typ, n := range bytesOf {
+		if n < db.directBytes {
+			continue
+		}
+		ty, ok := cat.Type(typ)
+		if pty, live := published.Type(typ); !ok || !live || pty.ID != ty.ID {
+			continue
+		}
+		p, err := db.writeDirectType(cat, ty, entries)
+		if err != nil {
+			return fail(err)
+		}
+		if p != nil {
+			parts = append(parts, p)
+		}
+	}
+	return parts, nil
+}
+
+// writeDirectType writes the entries of ty into new files; nil when they
+// do not all resolve without DDL (the commit then reports why).
+func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []entry) (*directPart, error) {
+	p := &directPart{typ: ty.ID, name: ty.Name, dir: db.tableDir(ty.ID), spans: map[string][2]int64{}, lo: math.MaxInt64, hi: math.MinInt64}
+	mem := memtable.New(memtable.Options{})
+	used := map[schema.PropertyID]bool{}
+	for i, e := range entries {
+		if e.typ != ty.Name {
+			continue
+		}
+		ids := make([]schema.PropertyID, len(e.t.Columns))
+		if _, extra, err := missing(cat, ty.Name, e.t, false, ids); err != nil || len(extra) > 0 {
+			return nil, nil
+		}
+		if err := mem.Chunk(ty.ID, e.device).Write(e.t, ids); err != nil {
+			return nil, fmt.Errorf("%d rows on device %q: %v: %w", e.t.Rows(), e.device, err, errs.ErrInternal)
+		}
+		for _, id := range ids {
+			used[id] = true
+		}
+		p.entries = append(p.entries, i)
+		p.ids = append(p.ids, ids)
+	}
+	// The files hold the columns written, not every property of a wide
+	// type: a property a file lacks reads as null, as in older files.
+	layout := layoutOf(ty)
+	layout.Columns = slices.DeleteFunc(layout.Columns, func(c segment.Column) bool { return !used[c.ID] })
+	refs := make([]memtable.ColumnRef, len(layout.Columns))
+	for i, c := range layout.Columns {
+		refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
+	}
+	snaps := map[string]memtable.Snapshot{}
+	for _, d := range mem.Devices(ty.ID) {
+		c, _ := mem.Lookup(ty.ID, d)
+		s := c.Snapshot()
+		lo, hi, ok := s.TimeBounds()
+		if !ok {
+			continue
+		}
+		snaps[d] = s
+		p.spans[d] = [2]int64{lo, hi}
+		p.lo, p.hi = min(p.lo, lo), max(p.hi, hi)
+		p.rows += int64(s.Rows())
+	}
+	if len(snaps) == 0 {
+		return nil, nil
+	}
+	if err := db.makeTableDir(ty.ID); err != nil {
+		return nil, err
+	}
+	if err := db.injected("direct"); err != nil {
+		return nil, err
+	}
+	plan := planFlush(snaps, nil, runtime.GOMAXPROCS(0), db.fileRows)
+	files, err := db.writeFiles(p.dir, "part-"+newUUID(), layout, refs, snaps, nil, plan)
+	if err != nil {
+		return nil, err
+	}
+	p.files = files
+	return p, nil
+}
+
+// keepDirect returns, under commitMu, the direct writes that stay direct
+// (see step 2 above), marked logged; the others' rows go the log's way.
+// cat and writes are the commit's resolution.
+func (db *DB) keepDirect(parts []*directPart, cat *schema.Catalog, writes []write) []*directPart {
+	if len(parts) == 0 {
+		return nil
+	}
+	v := db.view.Load()
+	db.writesMu.Lock()
+	defer db.writesMu.Unlock()
+	var kept []*directPart
+	for _, p := range parts {
+		if db.canStayDirect(v, p, cat, writes) {
+			p.logged = true
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
+func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes []write) bool {
+	ty, live := cat.TypeByID(p.typ)
+	if !live || ty.Name != p.name || db.typeWrites[p.typ] > 0 {
+		return false
+	}
+	for k, i := range p.entries {
+		if writes[i].typ != p.typ || !slices.Equal(writes[i].ids, p.ids[k]) {
+			return false
+		}
+	}
+	mems := []*memtable.Memtable{v.mem}
+	if v.imm != nil {
+		mems = append(mems, v.imm.mem)
+	}
+	for _, m := range mems {
+		for d, s := range p.spans {
+			if c, ok := m.Lookup(p.typ, d); ok {
+				if lo, hi, ok := c.Snapshot().TimeBounds(); ok && hi >= s[0] && lo <= s[1] {
+					return false
+				}
+			}
+		}
+	}
+	if tb := v.tables[p.typ]; tb != nil {
+		for _, f := range tb.files {
+			if staleNames(f.Layout(), ty) {
+				return false
+			}
+			if _, _, lo, hi := f.Bounds(); hi < p.lo || lo > p.hi {
+				continue
+			}
+			for d, s := range p.spans {
+				if f.has(d, s[0], s[1]) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// attachmentsOf returns the log record's attachments for kept parts.
+func attachmentsOf(kept []*directPart) []attachment {
+	out := make([]attachment, len(kept))
+	for i, p := range kept {
+		out[i].typ = p.typ
+		for _, f := range p.files {
+			out[i].files = append(out[i].files, segment.AddFile{Path: f.name, Size: f.size, Stats: f.stats})
+		}
+	}
+	return out
+}
+
+// publishDirect adds a logged direct write's files to its type's Delta
+// log and to the view. lsn is where its commit record starts. The caller
+// holds publishMu, in log order.
+func (db *DB) publishDirect(p *directPart, cat *schema.Catalog, lsn wal.LSN) error {
+	ty, _ := cat.TypeByID(p.typ)
+	adds := make([]segment.AddFile, len(p.files))
+	files := make([]*dataFile, len(p.files))
+	for i, f := range p.files {
+		adds[i] = segment.AddFile{Path: f.name, Size: f.size, Stats: f.stats}
+		files[i] = f.dataFile
+	}
+	if err := db.attach(ty, adds, files, lsn); err != nil {
+		return fmt.Errorf("direct write into %q: %w", ty.Name, err)
+	}
+	return nil
+}
+
+// attach commits adds (whose open files are files) to ty's Delta log,
+// with the txn version of the record at lsn, and publishes the table.
+// On failure the files stay on disk: the log names them.
+func (db *DB) attach(ty *schema.Type, adds []segment.AddFile, files []*dataFile, lsn wal.LSN) error {
+	db.deltaMu.Lock()
+	defer db.deltaMu.Unlock()
+	tb, err := db.tableOf(ty.ID)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UnixMilli()
+	for i := range adds {
+		adds[i].ModificationTime = now
+	}
+	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, int64(lsn)+1), Metadata: deltaMetadata(tb, ty), Adds: adds}
+	err = db.injected("attach")
+	if err == nil {
+		err = tb.delta.Commit(commit, db.syncing())
+	}
+	if err != nil {
+		return err
+	}
+	nt := &table{id: tb.id, dir: tb.dir, delta: tb.delta, version: tb.delta.Version(), files: slices.Clip(tb.files)}
+	nt.files = append(nt.files, files...)
+	db.stateMu.Lock()
+	v := db.view.Load()
+	nv := &view{mem: v.mem, imm: v.imm, tables: maps.Clone(v.tables)}
+	nv.tables[ty.ID] = nt
+	db.view.Store(nv)
+	db.stateMu.Unlock()
+	db.counters.directWrites.Add(1)
+	return nil
+}
+
+// replayAttach publishes, at Open, an attachment of the record at lsn
+// unless its Delta commit was published before the crash.
+func (db *DB) replayAttach(a attachment, cat *schema.Catalog, lsn wal.LSN) error {
+	ty, ok := cat.TypeByID(a.typ)
+	if !ok {
+		return fmt.Errorf("attachment to type id %d, which does not exist: %w", a.typ, errs.ErrCorrupt)
+	}
+	tb, err := db.tableOf(a.typ)
+	if err != nil {
+		return err
+	}
+	if v, ok := tb.delta.TxnVersion(txnApp); ok && v > int64(lsn) {
+		return nil
+	}
+	files := make([]*dataFile, len(a.files))
+	for i, af := range a.files {
+		f, err := segment.Open(filepath.Join(tb.dir, af.Path), af.Size)
+		if err != nil {
+			for _, g := range files[:i] {
+				g.unref()
+			}
+			return fmt.Errorf("direct write into %q: %w", ty.Name, err)
+		}
+		files[i] = &dataFile{File: f, name: af.Path, size: af.Size}
+		files[i].refs.Store(1)
+	}
+	if err := db.attach(ty, slices.Clone(a.files), files, lsn); err != nil {
+		for _, f := range files {
+			f.unref()
+		}
+		return fmt.Errorf("direct write into %q: %w", ty.Name, err)
+	}
+	return nil
+}
+
+// closeUnpublished drops the references of logged direct writes whose
+// publication failed: their files stay on disk for replay.
+func closeUnpublished(kept []*directPart) {
+	for _, p := range kept {
+		if !p.published {
+			for _, f := range p.files {
+				f.unref()
+			}
+		}
+	}
+}
+
+// dropDirect deletes the files of direct writes that are not in a log
+// record.
+func dropDirect(parts []*directPart) {
+	for _, p := range parts {
+		if !p.logged {
+			removeNewFiles(p.dir, p.files)
+		}
+	}
+}
+
+// withoutDirect returns entries and writes less those of kept parts.
+func withoutDirect(entries []entry, writes []write, kept []*directPart) ([]entry, []write) {
+	skip := map[int]bool{}
+	for _, p := range kept {
+		for _, i := range p.entries {
+			skip[i] = true
+		}
+	}
+	es := make([]entry, 0, len(entries)-len(skip))
+	ws := make([]write, 0, len(writes)-len(skip))
+	for i := range entries {
+		if !skip[i] {
+			es = append(es, entries[i])
+			ws = append(ws, writes[i])
+		}
+	}
+	return es, ws
+}
+
+// countWrites counts a commit just appended as in flight for each type it
+// writes, and returns those types for uncountWrites. The caller holds
+// commitMu, so no direct write is checked meanwhile.
+func (db *DB) countWrites(writes []write, kept []*directPart) []schema.TypeID {
+	ids := make([]schema.TypeID, 0, len(writes)+len(kept))
+	for _, w := range writes {
+		ids = append(ids, w.typ)
+	}
+	for _, p := range kept {
+		ids = append(ids, p.typ)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	db.writesMu.Lock()
+	for _, id := range ids {
+		db.typeWrites[id]++
+	}
+	db.writesMu.Unlock()
+	return ids
+}
+
+// uncountWrites ends what countWrites counted, once the commit is in the
+// memtable (or failed).
+func (db *DB) uncountWrites(ids []schema.TypeID) {
+	db.writesMu.Lock()
+	for _, id := range ids {
+		if db.typeWrites[id]--; db.typeWrites[id] <= 0 {
+			delete(db.typeWrites, id)
+		}
+	}
+	db.writesMu.Unlock()
+}

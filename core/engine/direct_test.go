@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/segment"
+	"github.com/arcadego/arcadego/core/tablet"
+	"github.com/arcadego/arcadego/core/wal"
+)
+
+// seriesTablet is n rows from time start, k = time*10 + base.
+func seriesTablet(start int64, n int, base int64) (*tablet.Tablet, map[int64]int64) {
+	times := make([]int64, n)
+	ks := make([]int64, n)
+	want := map[int64]int64{}
+	for i := range n {
+		times[i] = start + int64(i)
+		ks[i] = times[i]*10 + base
+		want[times[i]] = ks[i]
+	}
+	return int64Tablet(times, map[string][]int64{"k": ks}), want
+}
+
+// openDirect opens a database whose inserts of 1 KiB or more go straight
+// to Parquet, with type T (k INT64).
+func openDirect(t *testing.T, dir string) *DB {
+	t.Helper()
+	db, err := Open(dir, Options{Sync: wal.SyncFull})
+	require.NoError(t, err)
+	db.directBytes = 1 << 10
+	if _, ok := db.Catalog().Type("T"); !ok {
+		require.NoError(t, db.Exec("CREATE DOCUMENT TYPE T; CREATE PROPERTY T.k INT64"))
+	}
+	return db
+}
+
+// checkSeries asserts that device dev of T holds exactly want.
+func checkSeries(t *testing.T, db *DB, dev string, want map[int64]int64) {
+	t.Helper()
+	got := rowsOf(t, db, "T")[dev]
+	require.Len(t, got, len(want), "rows of %s", dev)
+	for tm, k := range want {
+		require.Equal(t, k, got[tm]["k"], "%s at %d", dev, tm)
+	}
+}
+
+func TestDirectWriteGoesToParquetNotTheLog(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDirect(t, dir)
+	before := db.LogStats().LiveBytes
+	tb, want := seriesTablet(0, 20000, 1)
+	require.NoError(t, db.Insert("T", "d1", tb))
+	st := db.Stats()
+	assert.Equal(t, uint64(1), st.DirectWrites)
+	assert.Less(t, db.LogStats().LiveBytes-before, int64(1<<10), "the rows went to the log")
+	require.Len(t, st.Types, 1)
+	assert.Equal(t, int64(20000), st.Types[0].Rows)
+	assert.Zero(t, st.MemtableBytes)
+	checkSeries(t, db, "d1", want)
+
+	// The Delta log lists the file: readers outside see the rows at once.
+	dt, err := segment.OpenTable(db.tableDir(schema.TypeID(st.Types[0].ID)), -1)
+	require.NoError(t, err)
+	require.NotEmpty(t, dt.Files())
+	v, ok := dt.TxnVersion(txnApp)
+	require.True(t, ok)
+	assert.Positive(t, v)
+
+	// Reopen replays the commit record without publishing it twice.
+	require.NoError(t, db.Close())
+	db = openDirect(t, dir)
+	defer db.Close()
+	checkSeries(t, db, "d1", want)
+	assert.Zero(t, db.Stats().DirectWrites, "replay published a published write again")
+}
+
+func TestDirectWriteFallsBackWhereOlderRowsOverlap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDirect(t, dir)
+	defer db.Close()
+	db.directBytes = 1 << 30
+	small, want := seriesTablet(100, 10, 0) // in the memtable
+	require.NoError(t, db.Insert("T", "d1", small))
+	db.directBytes = 1 << 10
+
+	// Overlaps the memtable's rows of d1: goes through the log, and wins.
+	big, newer := seriesTablet(0, 5000, 7)
+	require.NoError(t, db.Insert("T", "d1", big))
+	assert.Zero(t, db.Stats().DirectWrites)
+	for tm, k := range newer {
+		want[tm] = k
+	}
+	checkSeries(t, db, "d1", want)
+
+	// Another device does not overlap: direct.
+	other, otherWant := seriesTablet(0, 5000, 3)
+	require.NoError(t, db.Insert("T", "d2", other))
+	assert.Equal(t, uint64(1), db.Stats().DirectWrites)
+
+	// Once flushed, d1's rows are in a file: a write over them goes
+	// through the log and wins too, and one after them is direct.
+	require.NoError(t, db.Flush())
+	again, newest := seriesTablet(50, 5000, 9)
+	require.NoError(t, db.Insert("T", "d1", again))
+	assert.Equal(t, uint64(1), db.Stats().DirectWrites)
+	for tm, k := range newest {
+		want[tm] = k
+	}
+	later, laterWant := seriesTablet(1_000_000, 5000, 5)
+	require.NoError(t, db.Insert("T", "d1", later))
+	assert.Equal(t, uint64(2), db.Stats().DirectWrites)
+	for tm, k := range laterWant {
+		want[tm] = k
+	}
+	checkSeries(t, db, "d1", want)
+	checkSeries(t, db, "d2", otherWant)
+
+	// A direct file older than memtable rows over it loses to them, in a
+	// scan and after the flush that merges both.
+	over, overWant := seriesTablet(1_000_100, 10, 2)
+	require.NoError(t, db.Insert("T", "d1", over))
+	for tm, k := range overWant {
+		want[tm] = k
+	}
+	checkSeries(t, db, "d1", want)
+	require.NoError(t, db.Flush())
+	checkSeries(t, db, "d1", want)
+}
+
+// TestDirectWriteIsPartOfItsTransaction: a transaction with DDL, a small
+// insert and a direct write commits whole; when the Delta commit of the
+// direct write fails after the log record is durable, the commit reports
+// it and reopening finishes it.
+func TestDirectWriteIsPartOfItsTransaction(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDirect(t, dir)
+	db.fault = func(step string) error {
+		if step == "attach" {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	require.NoError(t, tx.Exec("CREATE DOCUMENT TYPE U; CREATE PROPERTY U.k INT64"))
+	require.NoError(t, tx.Insert("U", "u", int64Tablet([]int64{1}, map[string][]int64{"k": {42}})))
+	big, want := seriesTablet(0, 5000, 4)
+	require.NoError(t, tx.Insert("T", "d1", big))
+	err = tx.Commit()
+	require.ErrorIs(t, err, errs.ErrIO)
+	assert.Contains(t, err.Error(), "reopen")
+	require.Error(t, db.Exec("CREATE DOCUMENT TYPE V"), "a database whose publication failed must refuse commits")
+	require.NoError(t, db.Close())
+
+	db = openDirect(t, dir)
+	defer db.Close()
+	checkSeries(t, db, "d1", want)
+	assert.Equal(t, int64(42), rowsOf(t, db, "U")["u"][1]["k"])
+	assert.Equal(t, uint64(1), db.Stats().DirectWrites, "replay published the write")
+}
+
+// TestFailedDirectWriteLeavesNothing: a commit that fails while its files
+// are written (a full disk), or after (a conflicting commit came first),
+// leaves nothing: no DDL, no rows, no file.
+func TestFailedDirectWriteLeavesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDirect(t, dir)
+	defer db.Close()
+	small, want := seriesTablet(0, 3, 0)
+	require.NoError(t, db.Insert("T", "d0", small))
+	for _, how := range []string{"disk full", "conflict"} {
+		tx, err := db.Begin()
+		require.NoError(t, err)
+		require.NoError(t, tx.Exec("CREATE PROPERTY T.extra DOUBLE"))
+		big, _ := seriesTablet(0, 5000, 4)
+		big.Columns = append(big.Columns, tablet.Doubles("extra", make([]float64, 5000), nil))
+		require.NoError(t, tx.Insert("T", "d1", big))
+		var kind error
+		if how == "disk full" {
+			db.fault = func(s string) error {
+				if s == "direct" {
+					return syscall.ENOSPC
+				}
+				return nil
+			}
+			kind = errs.ErrIO
+		} else {
+			require.NoError(t, db.Exec("CREATE PROPERTY T.extra STRING"))
+			kind = errs.ErrAlreadyExists
+		}
+		require.ErrorIs(t, tx.Commit(), kind, how)
+		db.fault = nil
+		if how == "conflict" {
+			require.NoError(t, db.Exec("DROP PROPERTY T.extra"))
+		}
+		ty, _ := db.Catalog().Type("T")
+		_, has := ty.Property("extra")
+		assert.False(t, has, "%s: the failed commit's DDL is visible", how)
+		assert.Len(t, rowsOf(t, db, "T"), 1, how)
+		checkSeries(t, db, "d0", want)
+		files, err := filepath.Glob(filepath.Join(dir, tablesDir, "*", "*.parquet"))
+		require.NoError(t, err)
+		assert.Empty(t, files, "%s: files left", how)
+		assert.Zero(t, db.Stats().DirectWrites, how)
+	}
+}
+
+// TestStrayDirectFilesAreRemovedOnOpen: files of a direct write whose
+// commit never reached the log are deleted by the next open.
+func TestStrayDirectFilesAreRemovedOnOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDirect(t, dir)
+	big, want := seriesTablet(0, 5000, 4)
+	require.NoError(t, db.Insert("T", "d1", big))
+	ty, _ := db.Catalog().Type("T")
+	tdir := db.tableDir(ty.ID)
+	require.NoError(t, db.Close())
+	stray := filepath.Join(tdir, "part-00000000-0000-4000-8000-000000000000-0.parquet")
+	require.NoError(t, os.WriteFile(stray, []byte("PAR1"), 0o644))
+	db = openDirect(t, dir)
+	defer db.Close()
+	_, err := os.Stat(stray)
+	assert.True(t, errors.Is(err, os.ErrNotExist), "stray file kept")
+	checkSeries(t, db, "d1", want)
+}
+
+// TestDirectWriteOfAMissingFileIsCorrupt: a log record naming a direct
+// write whose files are gone is corruption naming the file, not a
+// shorter database.
+func TestDirectWriteOfAMissingFileIsCorrupt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDirect(t, dir)
+	db.fault = func(step string) error {
+		if step == "attach" {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	big, _ := seriesTablet(0, 5000, 4)
+	require.Error(t, db.Insert("T", "d1", big))
+	ty, _ := db.Catalog().Type("T")
+	tdir := db.tableDir(ty.ID)
+	require.NoError(t, db.Close())
+	files, err := filepath.Glob(filepath.Join(tdir, "*.parquet"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	require.NoError(t, os.Remove(files[0]))
+	_, err = Open(dir, Options{})
+	require.ErrorIs(t, err, errs.ErrCorrupt)
+	assert.Contains(t, err.Error(), filepath.Base(files[0]))
+}
+
+func BenchmarkDirectWrite(b *testing.B) {
+	for _, direct := range []bool{false, true} {
+		b.Run(fmt.Sprint("direct=", direct), func(b *testing.B) {
+			db, err := Open(filepath.Join(b.TempDir(), "db"), Options{Sync: wal.SyncFull})
+			require.NoError(b, err)
+			defer db.Close()
+			require.NoError(b, db.Exec("CREATE DOCUMENT TYPE T"))
+			if !direct {
+				db.directBytes = 1 << 62
+			}
+			const rows = 1 << 20
+			rng := rand.New(rand.NewPCG(1, 2))
+			cols := make([]tablet.Column, 10)
+			for j := range cols {
+				v := make([]float64, rows)
+				for i := range v {
+					v[i] = rng.Float64() // random: Snappy finds nothing
+				}
+				cols[j] = tablet.Doubles(fmt.Sprint("c", j), v, nil)
+			}
+			db.opts.AutoCreate = true
+			b.SetBytes(rows * 11 * 8)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				times := make([]int64, rows)
+				for k := range times {
+					times[k] = int64(i*rows + k)
+				}
+				if err := db.Insert("T", "d", &tablet.Tablet{Times: times, Columns: cols}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			require.NoError(b, db.Flush())
+			b.ReportMetric(float64(b.N*rows)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+		})
+	}
+}
