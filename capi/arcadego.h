@@ -134,6 +134,12 @@ const char *arcadego_version(void);
 **   "memtable_budget": bytes (an integer >= 0; 0 or absent: 64 MiB) of
 **                  committed data held in memory before it is handed over
 **                  to a background flush to Parquet (see arcadego_flush)
+**   "direct_write_bytes": a transaction's inserts into one type of at least
+**                  this many bytes (0 or absent: 16 MiB; -1: never) are
+**                  written straight to Parquet files, once, instead of to
+**                  the log and later to Parquet again; the log records the
+**                  files. Where they could meet older rows of the same
+**                  devices and times still in memory, they go the usual way.
 ** On success *out is a new handle that the caller closes with
 ** arcadego_close(); on failure *out is NULL. Bad options give
 ** ARCADEGO_INVALID_ARGUMENT naming the problem. A directory open in
@@ -344,6 +350,7 @@ int arcadego_checkpoint(arcadego_db *db, char **err);
 ** arcadego_free):
 ** {"memtable_bytes":..,"immutable_memtables":..,"immutable_bytes":..,
 **  "memtable_budget":..,"flushes":..,"flushed_rows":..,"flushed_bytes":..,
+**  "direct_writes":..,
 **  "checkpoints":..,"stalls":..,"stall_nanos":..,"flush_error":"..",
 **  "wal_bytes":..,"wal_segments":..,"fsyncs":..,
 **  "types":[{"name":..,"id":..,"path":..,"files":..,"bytes":..,"rows":..,

@@ -49,6 +49,7 @@ type openOptions struct {
 	AutoCreate     *bool   `json:"auto_create"`
 	TimeColumn     *string `json:"time_column"`
 	MemtableBudget *int64  `json:"memtable_budget"`
+	DirectWrite    *int64  `json:"direct_write_bytes"`
 }
 
 // parseOpenOptions turns options_json (NULL: defaults) into engine options
@@ -79,6 +80,13 @@ func parseOpenOptions(cjson *C.char) (engine.Options, string, error) {
 				*o.MemtableBudget, engine.DefaultMemtableBudget, errs.ErrInvalidArgument)
 		}
 		opts.MemtableBudget = *o.MemtableBudget
+	}
+	if o.DirectWrite != nil {
+		if *o.DirectWrite < -1 {
+			return opts, "", fmt.Errorf("open options: direct_write_bytes %d must be >= 0 bytes (0: the default, %d) or -1 (never): %w",
+				*o.DirectWrite, engine.DefaultDirectWriteBytes, errs.ErrInvalidArgument)
+		}
+		opts.DirectWriteBytes = *o.DirectWrite
 	}
 	if o.TimeColumn != nil {
 		timeColumn = *o.TimeColumn

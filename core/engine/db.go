@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,16 @@ type Options struct {
 	// MemtableBudget is the live memtable's size in bytes at which it is
 	// handed over to a background flush; 0 means DefaultMemtableBudget.
 	MemtableBudget int64
+	// DirectWriteBytes: a transaction's inserts into one type of at least
+	// this many bytes go straight to Parquet files instead of the log and
+	// the memtable (see direct.go); 0 means DefaultDirectWriteBytes, -1
+	// never.
+	DirectWriteBytes int64
 }
+
+// DefaultDirectWriteBytes is the direct-write threshold of Options that
+// set none.
+const DefaultDirectWriteBytes = directWriteBytes
 
 // DefaultMemtableBudget is the memtable budget of Options that set none.
 const DefaultMemtableBudget = 64 << 20
@@ -113,8 +123,18 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open %q: memtable budget %d must be >= 0 (0: the default, %d): %w",
 			path, opts.MemtableBudget, DefaultMemtableBudget, errs.ErrInvalidArgument)
 	}
+	if opts.DirectWriteBytes < -1 {
+		return nil, fmt.Errorf("open %q: direct write bytes %d must be >= 0 (0: the default, %d) or -1 (never): %w",
+			path, opts.DirectWriteBytes, DefaultDirectWriteBytes, errs.ErrInvalidArgument)
+	}
 	db := &DB{path: path, opts: opts, pending: schema.Empty(), budget: opts.MemtableBudget, fileRows: flushFileRows,
 		directBytes: directWriteBytes, typeWrites: map[schema.TypeID]int{}}
+	switch {
+	case opts.DirectWriteBytes > 0:
+		db.directBytes = int(min(opts.DirectWriteBytes, math.MaxInt))
+	case opts.DirectWriteBytes == -1:
+		db.directBytes = math.MaxInt
+	}
 	if db.budget == 0 {
 		db.budget = DefaultMemtableBudget
 	}

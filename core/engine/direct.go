@@ -109,8 +109,9 @@ func (db *DB) writeDirect(cat *schema.Catalog, entries []entry) ([]*directPart, 
 // do not all resolve without DDL (the commit then reports why).
 func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []entry) (*directPart, error) {
 	p := &directPart{typ: ty.ID, name: ty.Name, dir: db.tableDir(ty.ID), spans: map[string][2]int64{}, lo: math.MaxInt64, hi: math.MinInt64}
-	mem := memtable.New(memtable.Options{})
 	used := map[schema.PropertyID]bool{}
+	byDevice := map[string]*tabletRows{}
+	sorted := true
 	for i, e := range entries {
 		if e.typ != ty.Name {
 			continue
@@ -119,14 +120,20 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 		if _, extra, err := missing(cat, ty.Name, e.t, false, ids); err != nil || len(extra) > 0 {
 			return nil, nil
 		}
-		if err := mem.Chunk(ty.ID, e.device).Write(e.t, ids); err != nil {
-			return nil, fmt.Errorf("%d rows on device %q: %v: %w", e.t.Rows(), e.device, err, errs.ErrInternal)
-		}
 		for _, id := range ids {
 			used[id] = true
 		}
 		p.entries = append(p.entries, i)
 		p.ids = append(p.ids, ids)
+		if e.t.Rows() == 0 {
+			continue
+		}
+		r := byDevice[e.device]
+		if r == nil {
+			r = &tabletRows{}
+			byDevice[e.device] = r
+		}
+		sorted = sorted && r.add(e.t, ids)
 	}
 	// The files hold the columns written, not every property of a wide
 	// type: a property a file lacks reads as null, as in older files.
@@ -136,20 +143,38 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 	for i, c := range layout.Columns {
 		refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
 	}
-	snaps := map[string]memtable.Snapshot{}
-	for _, d := range mem.Devices(ty.ID) {
-		c, _ := mem.Lookup(ty.ID, d)
-		s := c.Snapshot()
-		lo, hi, ok := s.TimeBounds()
+	rows := map[string]devRows{}
+	if sorted {
+		// The usual bulk load: each device's rows in time order, no time
+		// twice. The files are written from the caller's tablets.
+		for d, r := range byDevice {
+			rows[d] = r
+		}
+	} else {
+		// Sorted, and equal keys merged, by a private memtable.
+		mem := memtable.New(memtable.Options{})
+		for k, i := range p.entries {
+			e := entries[i]
+			if err := mem.Chunk(ty.ID, e.device).Write(e.t, p.ids[k]); err != nil {
+				return nil, fmt.Errorf("%d rows on device %q: %v: %w", e.t.Rows(), e.device, err, errs.ErrInternal)
+			}
+		}
+		for _, d := range mem.Devices(ty.ID) {
+			c, _ := mem.Lookup(ty.ID, d)
+			rows[d] = snapRows{c.Snapshot()}
+		}
+	}
+	for d, r := range rows {
+		lo, hi, ok := r.TimeBounds()
 		if !ok {
+			delete(rows, d)
 			continue
 		}
-		snaps[d] = s
 		p.spans[d] = [2]int64{lo, hi}
 		p.lo, p.hi = min(p.lo, lo), max(p.hi, hi)
-		p.rows += int64(s.Rows())
+		p.rows += int64(r.Rows())
 	}
-	if len(snaps) == 0 {
+	if len(rows) == 0 {
 		return nil, nil
 	}
 	if err := db.makeTableDir(ty.ID); err != nil {
@@ -158,13 +183,130 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 	if err := db.injected("direct"); err != nil {
 		return nil, err
 	}
-	plan := planFlush(snaps, nil, runtime.GOMAXPROCS(0), db.fileRows)
-	files, err := db.writeFiles(p.dir, "part-"+newUUID(), layout, refs, snaps, nil, plan)
+	plan := planFlush(rows, nil, runtime.GOMAXPROCS(0), db.fileRows)
+	files, err := db.writeFiles(p.dir, "part-"+newUUID(), layout, refs, rows, nil, plan)
 	if err != nil {
 		return nil, err
 	}
 	p.files = files
 	return p, nil
+}
+
+// tabletRows is one device's rows in a direct write, when they are in
+// time order with no time twice: the transaction's tablets, read in place.
+type tabletRows struct {
+	parts []*tablet.Tablet
+	ids   [][]schema.PropertyID
+	rows  int
+}
+
+// add appends t (whose columns are properties ids) and reports whether
+// the rows are still in strict time order.
+func (r *tabletRows) add(t *tablet.Tablet, ids []schema.PropertyID) bool {
+	for i := 1; i < len(t.Times); i++ {
+		if t.Times[i] <= t.Times[i-1] {
+			return false
+		}
+	}
+	if n := len(r.parts); n > 0 {
+		last := r.parts[n-1].Times
+		if t.Times[0] <= last[len(last)-1] {
+			return false
+		}
+	}
+	r.parts = append(r.parts, t)
+	r.ids = append(r.ids, ids)
+	r.rows += t.Rows()
+	return true
+}
+
+func (r *tabletRows) Rows() int { return r.rows }
+
+func (r *tabletRows) TimeBounds() (lo, hi int64, ok bool) {
+	if r.rows == 0 {
+		return 0, 0, false
+	}
+	last := r.parts[len(r.parts)-1].Times
+	return r.parts[0].Times[0], last[len(last)-1], true
+}
+
+func (r *tabletRows) cursor(refs []memtable.ColumnRef, start, end int64, batchRows int) runSource {
+	c := &tabletCursor{r: r, refs: refs, start: start, end: end, batch: batchRows}
+	c.out.Columns = make([]tablet.Column, len(refs))
+	return c
+}
+
+// tabletCursor reads a tabletRows in batches, its columns in the order of
+// refs; a column a tablet lacks reads as nulls. A batch's buffers are the
+// tablets' own: valid until the next call.
+type tabletCursor struct {
+	r          *tabletRows
+	refs       []memtable.ColumnRef
+	start, end int64
+	batch      int
+	part, row  int // the next row to read
+	entered    bool
+	out        tablet.Tablet
+	nulls      map[schema.PropertyType]tablet.Column
+}
+
+func (c *tabletCursor) Next() (*tablet.Tablet, error) {
+	for c.part < len(c.r.parts) {
+		t := c.r.parts[c.part]
+		if !c.entered {
+			c.row = sortSearch(t.Times, c.start)
+			c.entered = true
+		}
+		stop := sortSearch(t.Times, c.end)
+		if c.row >= stop {
+			c.part++
+			c.entered = false
+			continue
+		}
+		from, to := c.row, min(stop, c.row+c.batch)
+		c.row = to
+		ids := c.r.ids[c.part]
+		c.out.Times = t.Times[from:to]
+		for j, ref := range c.refs {
+			k := slices.Index(ids, ref.ID)
+			if k < 0 {
+				c.out.Columns[j] = c.nullColumn(ref.Type, to-from)
+				continue
+			}
+			col := t.Columns[k]
+			col.Offset += from
+			c.out.Columns[j] = col
+		}
+		return &c.out, nil
+	}
+	return nil, nil
+}
+
+// nullColumn returns a column of n nulls of type pt.
+func (c *tabletCursor) nullColumn(pt schema.PropertyType, n int) tablet.Column {
+	if c.nulls == nil {
+		c.nulls = map[schema.PropertyType]tablet.Column{}
+	}
+	col, ok := c.nulls[pt]
+	if !ok {
+		col = tablet.Column{Type: pt, Validity: make([]byte, (c.batch+7)/8)}
+		switch {
+		case tablet.VarWidth(pt):
+			col.Offsets = make([]int32, c.batch+1)
+		case pt == schema.Boolean:
+			col.Values = make([]byte, (c.batch+7)/8)
+		default:
+			col.Values = make([]byte, c.batch*tablet.Width(pt))
+		}
+		c.nulls[pt] = col
+	}
+	return col
+}
+
+// sortSearch returns the index of the first time >= t in sorted times.
+func sortSearch(times []int64, t int64) int {
+	i, _ := slices.BinarySearch(times, t)
+	return i
 }
 
 // keepDirect returns, under commitMu, the direct writes that stay direct

@@ -9,7 +9,9 @@
 //	catalog-N.snap       the catalog as of checkpoint N (schema.AppendCatalog)
 //	wal/NNNNNN.wal       the log (core/wal) since the checkpoint
 //	types/<type id>/     one Delta Lake table per type: Parquet files
-//	                     part-<version>-0.parquet and _delta_log/ (core/segment)
+//	                     part-<version>-<n>.parquet (flushes),
+//	                     part-<uuid>-<n>.parquet (direct writes) and
+//	                     _delta_log/ (core/segment)
 //
 // The directory itself holds an exclusive flock while the database is open,
 // so a second process (or handle) gets a clear error; deleting a file
@@ -38,12 +40,17 @@
 // checkpoint fails every later commit (the database on disk stays
 // consistent) until Flush succeeds or the database is reopened.
 //
+// Direct writes (direct.go): a transaction's large inserts into a type go
+// straight to Parquet files, which its log record names and which are
+// added to the Delta log when the commit publishes.
+//
 // Reopen reads the manifest, the catalog snapshot, each type's Delta log
 // and the files it lists, then replays the log from the checkpoint (a
 // replay that passes the budget flushes and checkpoints on the way). A
 // file the manifest or a Delta log names that is missing or damaged is
 // errs.ErrCorrupt naming it; a Parquet or temporary file nothing names is
-// deleted, as is the table of a type that no longer exists.
+// deleted, as is the table of a type dropped before the checkpoint (one
+// dropped later may still receive a direct write the log replays).
 //
 // Scans pin one view: the type's files (reference counted, so a flush
 // may remove and unlink them while a scan reads), the immutable and the

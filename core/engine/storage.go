@@ -520,7 +520,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 			rewrite[f] = true
 		}
 	}
-	snaps := map[string]memtable.Snapshot{}
+	snaps := map[string]devRows{}
 	for _, d := range imm.mem.Devices(ty.ID) {
 		c, _ := imm.mem.Lookup(ty.ID, d)
 		s := c.Snapshot()
@@ -528,7 +528,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 		if !ok {
 			continue
 		}
-		snaps[d] = s
+		snaps[d] = snapRows{s}
 		for _, f := range tb.files {
 			if !rewrite[f] && f.has(d, lo, hi) {
 				rewrite[f] = true
@@ -607,7 +607,7 @@ const flushFileRows = 1 << 18
 // as a file by its own goroutine. A device larger than a run's share is
 // split by time, at times interpolated within its bounds; the runs' keys
 // stay disjoint.
-func planFlush(snaps map[string]memtable.Snapshot, olds []*dataFile, k int, minRows int64) [][]piece {
+func planFlush(snaps map[string]devRows, olds []*dataFile, k int, minRows int64) [][]piece {
 	type dev struct {
 		name   string
 		rows   int64
@@ -673,7 +673,7 @@ func planFlush(snaps map[string]memtable.Snapshot, olds []*dataFile, k int, minR
 // (prefix, then "-<run>.parquet"), in parallel, and opens them. On
 // failure it removes what it wrote.
 func (db *DB) writeFiles(dir, prefix string, layout segment.Layout, refs []memtable.ColumnRef,
-	snaps map[string]memtable.Snapshot, olds []*dataFile, parts [][]piece) ([]*newFile, error) {
+	snaps map[string]devRows, olds []*dataFile, parts [][]piece) ([]*newFile, error) {
 	out := make([]*newFile, len(parts))
 	errs := par.Do(len(parts), len(parts), func(_, i int) (err error) {
 		out[i], err = db.writeFile(dir, fmt.Sprintf("%s-%d.parquet", prefix, i), layout, refs, snaps, olds, parts[i])
@@ -700,7 +700,7 @@ func removeNewFiles(dir string, files []*newFile) {
 // for the pieces of run, in order, into a new file of directory dir
 // called name, and opens it.
 func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable.ColumnRef,
-	snaps map[string]memtable.Snapshot, olds []*dataFile, run []piece) (*newFile, error) {
+	snaps map[string]devRows, olds []*dataFile, run []piece) (*newFile, error) {
 	path := filepath.Join(dir, name)
 	w, err := segment.Create(path, layout, segment.WriterOptions{Sync: db.syncing()})
 	if err != nil {
@@ -722,7 +722,7 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 			}
 		}
 		if s, ok := snaps[pc.device]; ok {
-			srcs = append(srcs, memSource{s.Cursor(refs, pc.start, pc.end, flushBatchRows)})
+			srcs = append(srcs, s.cursor(refs, pc.start, pc.end, flushBatchRows))
 		}
 		if len(srcs) == 0 {
 			continue
@@ -761,6 +761,22 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 	db.counters.flushedRows.Add(uint64(info.Rows))
 	db.counters.flushedBytes.Add(uint64(info.Size))
 	return &newFile{dataFile: df, stats: info.Stats}, nil
+}
+
+// devRows is one device's new rows for a file: a memtable snapshot (a
+// flush) or a direct write's tablets.
+type devRows interface {
+	Rows() int
+	TimeBounds() (lo, hi int64, ok bool)
+	// cursor reads the rows with start <= time < end, columns refs.
+	cursor(refs []memtable.ColumnRef, start, end int64, batchRows int) runSource
+}
+
+// snapRows is a memtable snapshot as devRows.
+type snapRows struct{ memtable.Snapshot }
+
+func (s snapRows) cursor(refs []memtable.ColumnRef, start, end int64, batchRows int) runSource {
+	return memSource{s.Cursor(refs, start, end, batchRows)}
 }
 
 // memSource reads a memtable chunk as a runSource.

@@ -564,10 +564,10 @@ func TestPlanFlushSplitsRowsEvenlyWithDisjointKeys(t *testing.T) {
 	write("a", 0, 100)
 	write("b", 0, 1000) // larger than a run's share: split by time
 	write("c", 500, 50)
-	snaps := map[string]memtable.Snapshot{}
+	snaps := map[string]devRows{}
 	for _, d := range []string{"a", "b", "c"} {
 		c, _ := mem.Lookup(1, d)
-		snaps[d] = c.Snapshot()
+		snaps[d] = snapRows{c.Snapshot()}
 	}
 	assert.Equal(t, [][]piece{{{"a", math.MinInt64, math.MaxInt64}, {"b", math.MinInt64, math.MaxInt64}, {"c", math.MinInt64, math.MaxInt64}}},
 		planFlush(snaps, nil, 4, 1<<20), "too few rows for more than one file")
@@ -585,8 +585,13 @@ func TestPlanFlushSplitsRowsEvenlyWithDisjointKeys(t *testing.T) {
 				assert.Greater(t, pc.device, prevDev)
 			}
 			prevDev, prevEnd = pc.device, pc.end
-			cur := snaps[pc.device].Cursor(nil, pc.start, pc.end, 1<<20)
-			for b := cur.Next(); b != nil; b = cur.Next() {
+			cur := snaps[pc.device].cursor(nil, pc.start, pc.end, 1<<20)
+			for {
+				b, err := cur.Next()
+				require.NoError(t, err)
+				if b == nil {
+					break
+				}
 				rows += b.Rows()
 			}
 		}

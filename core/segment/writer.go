@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/file"
@@ -52,7 +55,8 @@ type Writer struct {
 	done      bool  // Close succeeded
 
 	// The row group being built.
-	devs    []parquet.ByteArray // device of each buffered row
+	dict    []string // the buffered rows' devices, in order
+	devIdx  []int32  // device of each buffered row: an index into dict
 	times   []int64
 	cols    []colBuf
 	bytes   int64 // value bytes buffered
@@ -211,7 +215,6 @@ func (w *Writer) Append(device string, t *tablet.Tablet) error {
 	}
 	w.lastTime = t.Times[n-1]
 	w.rows += int64(n)
-	dev := []byte(device)
 	for from := 0; from < n; {
 		// Take as many rows as fit the row group's row and byte budgets.
 		room := w.opts.RowGroupBytes - w.bytes
@@ -228,8 +231,12 @@ func (w *Writer) Append(device string, t *tablet.Tablet) error {
 			}
 			k = 1 // a row larger than the budget gets a row group of its own
 		}
-		for i := from; i < from+k; i++ {
-			w.devs = append(w.devs, dev)
+		if len(w.dict) == 0 || w.dict[len(w.dict)-1] != device {
+			w.dict = append(w.dict, device)
+		}
+		idx := int32(len(w.dict) - 1)
+		for range k {
+			w.devIdx = append(w.devIdx, idx)
 		}
 		for _, tm := range t.Times[from : from+k] {
 			w.timeStats.addInt(tm)
@@ -369,7 +376,7 @@ func (w *Writer) flush() (err error) {
 		}
 		switch i {
 		case -2:
-			_, err = cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(w.devs, nil, nil)
+			err = writeDevices(cw.(*file.ByteArrayColumnChunkWriter), w.dict, w.devIdx)
 		case -1:
 			_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(w.times, nil, nil)
 		default:
@@ -407,12 +414,60 @@ func (w *Writer) flush() (err error) {
 		return fmt.Errorf("row group close wrote %d stray bytes", w.out.n-start)
 	}
 	w.groups = append(w.groups, g)
-	clear(w.devs) // drop the references to device names
-	w.devs, w.times, w.bytes = w.devs[:0], w.times[:0], 0
+	clear(w.dict) // drop the references to device names
+	w.dict, w.devIdx, w.times, w.bytes = w.dict[:0], w.devIdx[:0], w.times[:0], 0
 	for i := range w.cols {
 		w.cols[i].reset()
 	}
 	return nil
+}
+
+// dictWriter is what writeDevices needs of the v17 dictionary encoder
+// (its package is internal).
+type dictWriter interface {
+	PutDictionary(arrow.Array) error
+	NumEntries() int
+}
+
+// writeDevices writes the device column of a row group: the row group's
+// devices as the dictionary, then each row's index into it. Handing the
+// encoder the indices skips its per-value path, which hashes every row's
+// name and boxes it in an interface (an allocation per row).
+func writeDevices(cw *file.ByteArrayColumnChunkWriter, dict []string, idx []int32) error {
+	enc, ok := cw.CurrentEncoder().(dictWriter)
+	if !ok || enc.NumEntries() != 0 {
+		vals := make([]parquet.ByteArray, len(idx))
+		for i, k := range idx {
+			vals[i] = parquet.ByteArray(dict[k])
+		}
+		_, err := cw.WriteBatch(vals, nil, nil)
+		return err
+	}
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	defer b.Release()
+	b.AppendValues(dict, nil)
+	d := b.NewArray()
+	defer d.Release()
+	if err := enc.PutDictionary(d); err != nil {
+		return err
+	}
+	if enc.NumEntries() != len(dict) {
+		return fmt.Errorf("device dictionary has %d entries for %d devices", enc.NumEntries(), len(dict))
+	}
+	// The statistics the per-value path would keep: every row valid,
+	// min and max over the dictionary (which holds no device twice).
+	if st := cw.PageStatistics(); st != nil {
+		st.IncNumValues(int64(len(idx)))
+		if err := st.UpdateFromArrow(d, false); err != nil {
+			return err
+		}
+	}
+	data := array.NewData(arrow.PrimitiveTypes.Int32, len(idx),
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(idx))}, nil, 0, 0)
+	defer data.Release()
+	indices := array.NewInt32Data(data)
+	defer indices.Release()
+	return cw.WriteDictIndices(indices, nil, nil)
 }
 
 // indexPages lists the pages of a column chunk's bytes.

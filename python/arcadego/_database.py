@@ -418,13 +418,14 @@ class Database(_Schema):
     """
 
     def __init__(self, handle: int, path: str | None, sync: str, auto_create: bool, time_column: str,
-                 memtable_budget: int | None = None) -> None:
+                 memtable_budget: int | None = None, direct_write_bytes: int | None = None) -> None:
         self._handle: int | None = handle
         self.path = path
         self.sync = sync
         self.auto_create = auto_create
         self.time_column = time_column
         self.memtable_budget = memtable_budget
+        self.direct_write_bytes = direct_write_bytes
         self._ddl_lock = threading.Lock()
         self._autocommit_ddl = 0
         self._warned = False
@@ -712,7 +713,7 @@ class Database(_Schema):
     def stats(self) -> dict[str, Any]:
         """The database's counters and storage as a dict: ``memtable_bytes``,
         ``immutable_memtables``, ``immutable_bytes``, ``memtable_budget``,
-        ``flushes``, ``flushed_rows``, ``flushed_bytes``, ``checkpoints``,
+        ``flushes``, ``flushed_rows``, ``flushed_bytes``, ``direct_writes``, ``checkpoints``,
         ``stalls``, ``stall_nanos``, ``wal_bytes``, ``wal_segments``,
         ``fsyncs``, ``flush_error`` (only while the last flush failed) and
         ``types``: one dict per type with flushed data, by name, with
@@ -741,7 +742,8 @@ def _check_str(value: Any, what: str) -> str:
 
 
 def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool = False,
-            time_column: str = "time", memtable_budget: int | None = None) -> Database:
+            time_column: str = "time", memtable_budget: int | None = None,
+            direct_write_bytes: int | None = None) -> Database:
     """Open (creating if needed) the database in directory ``path``; None
     or "" opens a database held only in memory.
 
@@ -751,6 +753,11 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
     commit. ``time_column``: the name of the time column of inserted batches.
     ``memtable_budget``: bytes of committed data held in memory before
     they are flushed to Parquet in the background (None or 0: 64 MiB).
+    ``direct_write_bytes``: a transaction's inserts into one type of at
+    least this many bytes are written straight to Parquet files, once,
+    instead of to the log and later to Parquet again (None or 0: 16 MiB;
+    -1: never). Inserts that could meet older rows of the same devices and
+    times still in memory go the usual way.
 
     Example::
 
@@ -768,6 +775,13 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
                 f"memtable_budget must be an int (bytes) or None, got {type(memtable_budget).__name__}")
         if memtable_budget < 0:
             raise InvalidArgumentError(f"memtable_budget must be >= 0 bytes (0: the default), got {memtable_budget}")
+    if direct_write_bytes is not None:
+        if isinstance(direct_write_bytes, bool) or not isinstance(direct_write_bytes, int):
+            raise InvalidArgumentError(
+                f"direct_write_bytes must be an int (bytes) or None, got {type(direct_write_bytes).__name__}")
+        if direct_write_bytes < -1:
+            raise InvalidArgumentError(
+                f"direct_write_bytes must be >= 0 bytes (0: the default) or -1 (never), got {direct_write_bytes}")
     p: str | None = None
     if path is not None:
         p = os.fspath(path)
@@ -787,13 +801,16 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
     opts: dict[str, Any] = {"sync": sync, "auto_create": bool(auto_create), "time_column": time_column}
     if memtable_budget is not None:
         opts["memtable_budget"] = int(memtable_budget)
+    if direct_write_bytes is not None:
+        opts["direct_write_bytes"] = int(direct_write_bytes)
     options = json.dumps(opts)
     out = ctypes.c_void_p()
     err = ctypes.c_void_p()
     status = _lib.lib.arcadego_open(None if p is None else os.fsencode(p), options.encode(),
                                     ctypes.byref(out), ctypes.byref(err))
     _lib.check(status, err)
-    db = Database(int(out.value or 0), p, sync, bool(auto_create), time_column, memtable_budget)
+    db = Database(int(out.value or 0), p, sync, bool(auto_create), time_column, memtable_budget,
+                  direct_write_bytes)
     if p is not None:
         _open_databases[os.path.realpath(p)] = db
     return db

@@ -257,9 +257,12 @@ def duckdb_count(path: str, where: str = "") -> int:
 # tests
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[arcadego.Database]:
-    with arcadego.connect(tmp_path / "db") as database:
+@pytest.fixture(params=["log", "direct"])
+def db(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[arcadego.Database]:
+    """A database whose inserts go through the log and the memtable, or
+    one that writes every insert it can straight to Parquet."""
+    direct = 1 if request.param == "direct" else -1
+    with arcadego.connect(tmp_path / "db", direct_write_bytes=direct) as database:
         yield database
 
 
@@ -273,6 +276,23 @@ def flushed(db: arcadego.Database) -> arcadego.Database:
     return db
 
 
+@pytest.mark.parametrize("rep", ["int64", "ms_utc", "ns"])
+def test_direct_writes_are_readable_at_once(tmp_path: Path, rep: str) -> None:
+    """A large insert written straight to Parquet is in the Delta table as
+    soon as the insert returns: no flush, nothing in the memtable."""
+    with arcadego.connect(tmp_path / "db", direct_write_bytes=1) as db:
+        create_types(db, [rep])
+        rng = random.Random(3)
+        for dev in DEVICES:
+            db.insert(type_name(rep), batch(rng, rep, list(range(0, 3000, 3))), device=dev)
+        st = db.stats()
+        assert st["direct_writes"] == len(DEVICES)
+        assert st["memtable_bytes"] == 0
+        assert_readers_match(db, type_name(rep))
+        path = table_path(db, type_name(rep))
+        assert duckdb_count(path, "WHERE device = 'd2'") == 1000
+
+
 @pytest.mark.parametrize("rep", list(TIMES))
 def test_readers_return_the_scanned_rows(flushed: arcadego.Database, rep: str) -> None:
     name = type_name(rep)
@@ -283,6 +303,10 @@ def test_readers_return_the_scanned_rows(flushed: arcadego.Database, rep: str) -
 def test_stats_of_the_flush(flushed: arcadego.Database) -> None:
     st = flushed.stats()
     assert st["flushes"] >= 1
+    if flushed.direct_write_bytes == 1:  # each device's first insert met no older rows
+        assert st["direct_writes"] >= 3 * len(TIMES)
+    else:
+        assert st["direct_writes"] == 0
     by_name = {t["name"]: t for t in st["types"]}
     for rep in TIMES:
         t = by_name[type_name(rep)]

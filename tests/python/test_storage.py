@@ -13,7 +13,7 @@ import arcadego
 
 STATS_KEYS = {
     "memtable_bytes", "immutable_memtables", "immutable_bytes", "memtable_budget",
-    "flushes", "flushed_rows", "flushed_bytes", "checkpoints", "stalls", "stall_nanos",
+    "flushes", "flushed_rows", "flushed_bytes", "direct_writes", "checkpoints", "stalls", "stall_nanos",
     "wal_bytes", "wal_segments", "fsyncs", "types",
 }
 TYPE_KEYS = {"name", "id", "path", "files", "bytes", "rows", "delta_version"}
@@ -37,6 +37,27 @@ def test_memtable_budget(tmp_path: Path, budget: int | None) -> None:
         assert db.memtable_budget == budget
         db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64")
         db.insert("A", {"time": [1, 2], "k": [10, 20]})
+        assert db.scan("A").to_pydict()["k"] == [10, 20]
+
+
+@pytest.mark.parametrize("threshold", [True, 1.5, "16MB", -2, 1 << 70])
+def test_bad_direct_write_bytes(tmp_path: Path, threshold: Any) -> None:
+    with pytest.raises(arcadego.InvalidArgumentError, match="direct_write_bytes"):
+        arcadego.connect(tmp_path / "db", direct_write_bytes=threshold)
+    assert not (tmp_path / "db").exists()
+
+
+@pytest.mark.parametrize("threshold, direct", [(None, False), (0, False), (-1, False), (1, True)])
+def test_direct_write_bytes(tmp_path: Path, threshold: int | None, direct: bool) -> None:
+    """A small batch goes straight to Parquet only below a lowered threshold;
+    either way a reopened database holds the same rows."""
+    with arcadego.connect(tmp_path / "db", direct_write_bytes=threshold) as db:
+        assert db.direct_write_bytes == threshold
+        db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64")
+        db.insert("A", {"time": [1, 2], "k": [10, 20]}, device="d")
+        assert db.stats()["direct_writes"] == (1 if direct else 0)
+        assert db.stats()["memtable_bytes"] == 0 if direct else db.stats()["memtable_bytes"] > 0
+    with arcadego.connect(tmp_path / "db") as db:
         assert db.scan("A").to_pydict()["k"] == [10, 20]
 
 
