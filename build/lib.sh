@@ -25,8 +25,16 @@ if [ -z "$version" ]; then
 	echo "build/lib.sh: no __version__ in python/arcadego/_version.py" >&2
 	exit 1
 fi
+# Packed relative relocations (DT_RELR) where the toolchain has them: a
+# position-independent Go library carries a million bytes of relocations
+# otherwise. The linker keeps the usual form when the C library cannot load
+# the packed one.
+extld="-Wl,--version-script=$root/capi/exports.map"
+if printf 'int main(void) { return 0; }\n' | "${CC:-cc}" -x c - -o /dev/null -Wl,-z,pack-relative-relocs 2>/dev/null; then
+	extld="$extld -Wl,-z,pack-relative-relocs"
+fi
 CGO_ENABLED=1 go build -buildmode=c-shared -trimpath \
-	-ldflags "-s -w -X main.version=$version -extldflags=-Wl,--version-script=$root/capi/exports.map" \
+	-ldflags "-s -w -X main.version=$version '-extldflags=$extld'" \
 	"$@" -o "$lib" ./capi
 rm -f "$out/libarcadego.h" # cgo's generated header; ours is arcadego.h
 cp capi/arcadego.h "$out/arcadego.h"
