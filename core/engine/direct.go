@@ -444,6 +444,14 @@ func (db *DB) replayAttach(a attachment, cat *schema.Catalog, lsn wal.LSN) error
 	if err != nil {
 		return err
 	}
+	if db.view.Load().tables[a.typ] != tb {
+		// Opened here: keep it, so that the next attachment and Open's
+		// openTables do not read its footers again.
+		v := db.view.Load()
+		nv := &view{mem: v.mem, imm: v.imm, tables: maps.Clone(v.tables)}
+		nv.tables[a.typ] = tb
+		db.view.Store(nv)
+	}
 	if v, ok := tb.delta.TxnVersion(txnApp); ok && v > int64(lsn) {
 		return nil
 	}
