@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -133,7 +134,11 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("segment: create %s: %v: %w", w.tmp, err, errs.ErrIO)
 	}
-	w.out = &sink{w: bufio.NewWriterSize(w.f, 1<<20)}
+	var dst io.Writer = w.f
+	if opts.Sync {
+		dst = &writeback{f: w.f}
+	}
+	w.out = &sink{w: bufio.NewWriterSize(dst, 1<<20)}
 	props := []parquet.WriterProperty{
 		// Snappy, not zstd: the v17 zstd codec allocates GOMAXPROCS
 		// encoders per page (11.5 GB for 2,000 columns). On doubles it
