@@ -59,6 +59,8 @@ type directPart struct {
 	ids       [][]schema.PropertyID // their property ids, as written
 	spans     map[string][2]int64   // each device's first and last time
 	lo, hi    int64                 // all its times
+	minDev    string                // its first and last device
+	maxDev    string
 	files     []*newFile
 	rows      int64
 	logged    bool // in the commit's log record: its files must stay
@@ -170,6 +172,12 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 			delete(rows, d)
 			continue
 		}
+		if len(p.spans) == 0 || d < p.minDev {
+			p.minDev = d
+		}
+		if len(p.spans) == 0 || d > p.maxDev {
+			p.maxDev = d
+		}
 		p.spans[d] = [2]int64{lo, hi}
 		p.lo, p.hi = min(p.lo, lo), max(p.hi, hi)
 		p.rows += int64(r.Rows())
@@ -195,9 +203,10 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 // tabletRows is one device's rows in a direct write, when they are in
 // time order with no time twice: the transaction's tablets, read in place.
 type tabletRows struct {
-	parts []*tablet.Tablet
-	ids   [][]schema.PropertyID
-	rows  int
+	parts  []*tablet.Tablet
+	ids    [][]schema.PropertyID
+	rows   int
+	lo, hi int64 // the first and last time
 }
 
 // add appends t (whose columns are properties ids) and reports whether
@@ -208,12 +217,13 @@ func (r *tabletRows) add(t *tablet.Tablet, ids []schema.PropertyID) bool {
 			return false
 		}
 	}
-	if n := len(r.parts); n > 0 {
-		last := r.parts[n-1].Times
-		if t.Times[0] <= last[len(last)-1] {
-			return false
-		}
+	if len(r.parts) > 0 && t.Times[0] <= r.hi {
+		return false
 	}
+	if len(r.parts) == 0 {
+		r.lo = t.Times[0]
+	}
+	r.hi = t.Times[len(t.Times)-1]
 	r.parts = append(r.parts, t)
 	r.ids = append(r.ids, ids)
 	r.rows += t.Rows()
@@ -222,13 +232,7 @@ func (r *tabletRows) add(t *tablet.Tablet, ids []schema.PropertyID) bool {
 
 func (r *tabletRows) Rows() int { return r.rows }
 
-func (r *tabletRows) TimeBounds() (lo, hi int64, ok bool) {
-	if r.rows == 0 {
-		return 0, 0, false
-	}
-	last := r.parts[len(r.parts)-1].Times
-	return r.parts[0].Times[0], last[len(last)-1], true
-}
+func (r *tabletRows) TimeBounds() (lo, hi int64, ok bool) { return r.lo, r.hi, r.rows > 0 }
 
 func (r *tabletRows) cursor(refs []memtable.ColumnRef, start, end int64, batchRows int) runSource {
 	c := &tabletCursor{r: r, refs: refs, start: start, end: end, batch: batchRows}
@@ -244,7 +248,9 @@ type tabletCursor struct {
 	refs       []memtable.ColumnRef
 	start, end int64
 	batch      int
-	part, row  int // the next row to read
+	part       int   // the part being read
+	row, stop  int   // its rows left: [row, stop)
+	cols       []int // for each ref, its column in the part (-1: none)
 	entered    bool
 	out        tablet.Tablet
 	nulls      map[schema.PropertyType]tablet.Column
@@ -254,23 +260,27 @@ func (c *tabletCursor) Next() (*tablet.Tablet, error) {
 	for c.part < len(c.r.parts) {
 		t := c.r.parts[c.part]
 		if !c.entered {
-			c.row = sortSearch(t.Times, c.start)
+			c.row, c.stop = 0, len(t.Times)
+			if c.start > c.r.lo {
+				c.row = sortSearch(t.Times, c.start)
+			}
+			if c.end <= c.r.hi {
+				c.stop = sortSearch(t.Times, c.end)
+			}
+			c.mapColumns(c.r.ids[c.part])
 			c.entered = true
 		}
-		stop := sortSearch(t.Times, c.end)
-		if c.row >= stop {
+		if c.row >= c.stop {
 			c.part++
 			c.entered = false
 			continue
 		}
-		from, to := c.row, min(stop, c.row+c.batch)
+		from, to := c.row, min(c.stop, c.row+c.batch)
 		c.row = to
-		ids := c.r.ids[c.part]
 		c.out.Times = t.Times[from:to]
-		for j, ref := range c.refs {
-			k := slices.Index(ids, ref.ID)
+		for j, k := range c.cols {
 			if k < 0 {
-				c.out.Columns[j] = c.nullColumn(ref.Type, to-from)
+				c.out.Columns[j] = c.nullColumn(c.refs[j].Type, to-from)
 				continue
 			}
 			col := t.Columns[k]
@@ -280,6 +290,16 @@ func (c *tabletCursor) Next() (*tablet.Tablet, error) {
 		return &c.out, nil
 	}
 	return nil, nil
+}
+
+// mapColumns finds each ref's column among a part's property ids.
+func (c *tabletCursor) mapColumns(ids []schema.PropertyID) {
+	if c.cols == nil {
+		c.cols = make([]int, len(c.refs))
+	}
+	for j, ref := range c.refs {
+		c.cols[j] = slices.Index(ids, ref.ID)
+	}
 }
 
 // nullColumn returns a column of n nulls of type pt.
@@ -353,21 +373,47 @@ func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes 
 		}
 	}
 	if tb := v.tables[p.typ]; tb != nil {
+		var devs []string // p's devices, sorted: made when a file needs them
 		for _, f := range tb.files {
 			if staleNames(f.Layout(), ty) {
 				return false
 			}
-			if _, _, lo, hi := f.Bounds(); hi < p.lo || lo > p.hi {
+			if minDev, maxDev, lo, hi := f.Bounds(); hi < p.lo || lo > p.hi || maxDev < p.minDev || minDev > p.maxDev {
 				continue
 			}
-			for d, s := range p.spans {
-				if f.has(d, s[0], s[1]) {
-					return false
-				}
+			if devs == nil {
+				devs = slices.Sorted(maps.Keys(p.spans))
+			}
+			if p.meetsFile(f, devs) {
+				return false
 			}
 		}
 	}
 	return true
+}
+
+// meetsFile reports whether file f holds rows of one of p's devices
+// (devs, sorted) within that device's time span in p. Both device lists
+// are sorted: one merging pass, however many devices each holds.
+func (p *directPart) meetsFile(f *dataFile, devs []string) bool {
+	have := f.Devices()
+	i, j := 0, 0
+	for i < len(devs) && j < len(have) {
+		switch {
+		case devs[i] < have[j]:
+			i++
+		case devs[i] > have[j]:
+			j++
+		default:
+			s := p.spans[devs[i]]
+			if first, last, ok := f.DeviceTimes(devs[i]); ok && last >= s[0] && first <= s[1] {
+				return true
+			}
+			i++
+			j++
+		}
+	}
+	return false
 }
 
 // attachmentsOf returns the log record's attachments for kept parts.
