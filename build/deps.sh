@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build/deps.sh: install the system packages the build and tests need, if
-# missing: a C compiler (cgo, the C test), valgrind (the C test) and
+# missing: a C compiler (cgo, the C test), valgrind (the C test), pkg-config
+# (the README's C build line) and
 # Python's venv module. Go modules come from the Go module proxy and
 # Python packages from PyPI (build/pyenv.sh).
 set -euo pipefail
@@ -8,6 +9,7 @@ missing=()
 command -v gcc >/dev/null || missing+=(gcc)
 command -v valgrind >/dev/null || missing+=(valgrind)
 command -v nm >/dev/null || missing+=(binutils)
+command -v pkg-config >/dev/null || missing+=(pkgconf)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 command -v go >/dev/null || missing+=(golang-go)
 if ((${#missing[@]})); then

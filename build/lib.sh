@@ -29,7 +29,7 @@ fi
 # position-independent Go library carries a million bytes of relocations
 # otherwise. The linker keeps the usual form when the C library cannot load
 # the packed one.
-extld="-Wl,--version-script=$root/capi/exports.map"
+extld="-Wl,--version-script=$root/capi/exports.map -Wl,-soname,libarcadego.so"
 if printf 'int main(void) { return 0; }\n' | "${CC:-cc}" -x c - -o /dev/null -Wl,-z,pack-relative-relocs 2>/dev/null; then
 	extld="$extld -Wl,-z,pack-relative-relocs"
 fi

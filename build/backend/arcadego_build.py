@@ -219,12 +219,15 @@ def _build_library(out_dir: str, config_settings: dict[str, Any] | None) -> str:
         if not os.path.isfile(path):
             raise RuntimeError(f"prebuilt library {path} does not exist")
         return path
+    need = _go_mod_version()
     if shutil.which("go") is None and not os.path.exists("/usr/local/go/bin/go"):
-        raise RuntimeError("building arcadego needs the Go toolchain (go 1.26) on PATH")
+        raise RuntimeError(f"building arcadego needs the Go toolchain (go {need} or newer, from "
+                           "https://go.dev/dl/) on PATH, and a C compiler (cgo)")
     env = dict(os.environ)
     env.setdefault("CGO_ENABLED", "1")
     if shutil.which("go") is None:
         env["PATH"] = "/usr/local/go/bin" + os.pathsep + env.get("PATH", "")
+    _check_go(need, env)
     script = os.path.join(ROOT, "build", "lib.sh")
     if os.path.exists(script):
         cmd = ["bash", script, out_dir]
@@ -241,6 +244,40 @@ def _build_library(out_dir: str, config_settings: dict[str, Any] | None) -> str:
     if not os.path.isfile(path):
         raise RuntimeError(f"the Go build did not produce {path}")
     return path
+
+
+def _go_mod_version() -> str:
+    """The Go version go.mod's `go` line asks for, e.g. "1.26"."""
+    with open(os.path.join(ROOT, "go.mod"), encoding="utf-8") as f:
+        m = re.search(r"^go\s+(\d+\.\d+(?:\.\d+)?)\s*$", f.read(), re.M)
+    if not m:
+        raise RuntimeError("go.mod has no `go` line")
+    return m.group(1)
+
+
+def _version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+def _check_go(need: str, env: dict[str, str]) -> None:
+    """Refuse, with a message that says what to install, a Go toolchain
+    that cannot build go.mod: older than it asks for, unless it is 1.21 or
+    newer and may fetch the toolchain go.mod names (GOTOOLCHAIN=auto)."""
+    try:
+        out = subprocess.run(["go", "env", "GOVERSION", "GOTOOLCHAIN"], env={**env, "GOTOOLCHAIN": "local"},
+                             capture_output=True, text=True, check=True, timeout=60).stdout.split()
+    except (OSError, subprocess.SubprocessError) as e:
+        raise RuntimeError(f"could not run `go env` ({e}); building arcadego needs go {need} or newer") from None
+    have = out[0].removeprefix("go") if out else "?"
+    toolchain = env.get("GOTOOLCHAIN") or (out[1] if len(out) > 1 else "")
+    if not have[:1].isdigit() or _version_tuple(have) >= _version_tuple(need):
+        return
+    if _version_tuple(have) >= (1, 21) and not toolchain.startswith("local"):
+        return  # go fetches the toolchain go.mod names from the module proxy
+    raise RuntimeError(f"building arcadego needs go {need} or newer; `go` on PATH is go {have}"
+                       + (" with GOTOOLCHAIN=local" if _version_tuple(have) >= (1, 21) else "")
+                       + f". Install go {need} from https://go.dev/dl/ (or, with go 1.21 or newer, "
+                       "set GOTOOLCHAIN=auto to let it fetch the toolchain)")
 
 
 # ---------------------------------------------------------------------------
@@ -274,6 +311,19 @@ class _WheelWriter:
         info.external_attr = (0o100644) << 16
         self.zip.writestr(info, "\n".join(self.records) + "\n")
         self.zip.close()
+
+
+def _pkg_config() -> str:
+    """arcadego.pc, relative to its own directory (pkg-config's pcfiledir),
+    so that it holds wherever the package is installed."""
+    return ("prefix=${pcfiledir}/..\n"
+            "includedir=${prefix}/include\n"
+            "libdir=${prefix}\n\n"
+            "Name: arcadego\n"
+            "Description: Embedded Arrow-native store for wide time series and typed documents\n"
+            f"Version: {_version()}\n"
+            "Cflags: -I${includedir}\n"
+            "Libs: -L${libdir} -larcadego\n")
 
 
 def _package_files() -> list[str]:
@@ -338,6 +388,7 @@ def build_wheel(wheel_directory: str, config_settings: dict[str, Any] | None = N
             w.add(f"{PACKAGE}/{LIBRARY}", fh.read(), mode=0o755)
         with open(HEADER, "rb") as fh:  # for C programs: arcadego.get_include()
             w.add(f"{PACKAGE}/include/arcadego.h", fh.read())
+        w.add(f"{PACKAGE}/pkgconfig/arcadego.pc", _pkg_config().encode())
         _write_dist_info(w, tag)
         w.close(f"{_dist_info_name()}/RECORD")
     return name
@@ -356,6 +407,9 @@ def build_editable(wheel_directory: str, config_settings: dict[str, Any] | None 
             shutil.copyfile(lib_path, target)
         os.makedirs(os.path.join(PACKAGE_DIR, "include"), exist_ok=True)
         shutil.copyfile(HEADER, os.path.join(PACKAGE_DIR, "include", "arcadego.h"))
+        os.makedirs(os.path.join(PACKAGE_DIR, "pkgconfig"), exist_ok=True)
+        with open(os.path.join(PACKAGE_DIR, "pkgconfig", "arcadego.pc"), "w", encoding="utf-8") as f:
+            f.write(_pkg_config())
     os.makedirs(wheel_directory, exist_ok=True)
     w = _WheelWriter(os.path.join(wheel_directory, name))
     w.add(f"_{PACKAGE}_editable.pth", (os.path.join(ROOT, "python") + "\n").encode())

@@ -46,7 +46,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._database import Database, Transaction, connect, quote_name, set_runtime
-    from ._lib import get_include, library_path
+    from ._lib import get_include, library_path, pkgconfig_dir
     from ._lib import version as library_version
     from ._result import Result
 
@@ -62,6 +62,7 @@ _LAZY = {
     "Result": ("._result", "Result"),
     "library_path": ("._lib", "library_path"),
     "get_include": ("._lib", "get_include"),
+    "pkgconfig_dir": ("._lib", "pkgconfig_dir"),
     "library_version": ("._lib", "version"),
 }
 
@@ -88,6 +89,7 @@ __all__ = [
     "quote_name",
     "library_path",
     "get_include",
+    "pkgconfig_dir",
     "library_version",
     "Error",
     "InvalidArgumentError",

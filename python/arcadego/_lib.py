@@ -59,6 +59,13 @@ def get_include() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 
+def pkgconfig_dir() -> str:
+    """The directory holding ``arcadego.pc``: with it on ``PKG_CONFIG_PATH``,
+    ``pkg-config --cflags --libs arcadego`` gives the flags of a C program
+    built against the installed library."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "pkgconfig")
+
+
 def _load() -> ctypes.CDLL:
     path = library_path()
     if not os.path.exists(path):

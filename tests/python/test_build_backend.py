@@ -59,6 +59,11 @@ def test_wheel(backend: ModuleType, tmp_path: Path) -> None:
         assert 'Requires-Dist: pyarrow>=14; extra == "arrow"' in meta
         assert 'Requires-Dist: pandas>=2.0; extra == "pandas"' in meta
         assert "Provides-Extra: all" in meta
+        assert "Requires-Python: >=3.11" in meta
+        assert "Project-URL: Source, https://github.com/arcadego/arcadego" in meta
+        assert "arcadego/include/arcadego.h" in names and "arcadego/pkgconfig/arcadego.pc" in names
+        pc = z.read("arcadego/pkgconfig/arcadego.pc").decode()
+        assert f"Version: {arcadego.__version__}" in pc and "Libs: -L${libdir} -larcadego" in pc
         entry = z.read(f"{di}/entry_points.txt").decode()
         assert "arcadego = arcadego.pytest_plugin" in entry.split("[pytest11]")[1]
         assert "arcadego = arcadego._cli:main" in entry.split("[console_scripts]")[1]
@@ -105,3 +110,26 @@ def test_wheel_tag_follows_the_glibc_the_library_needs(backend: ModuleType, tmp_
     old = tmp_path / "libold.so"
     old.write_bytes(b"\x7fELF\0no versions here\0")
     assert backend._glibc_needed(str(old)) == (2, 17)
+
+
+@pytest.mark.parametrize("version, toolchain, ok", [
+    ("go1.19.8", "", False),          # before toolchain switching: cannot fetch 1.26
+    ("go1.22.1", "local", False),     # may not fetch it
+    ("go1.22.1", "auto", True),       # fetches the toolchain go.mod names
+    ("go1.26.0", "local", True),
+    ("go1.27rc1", "local", True),
+])
+def test_go_toolchain_check(backend: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                            version: str, toolchain: str, ok: bool) -> None:
+    """A Go too old for go.mod is refused before the build, naming both
+    versions and where to get Go; one that can fetch the toolchain is not."""
+    fake = tmp_path / "go"
+    fake.write_text(f"#!/bin/sh\necho {version}\necho {toolchain or 'auto'}\n")
+    fake.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "GOTOOLCHAIN": toolchain}
+    monkeypatch.setenv("PATH", env["PATH"])
+    if ok:
+        backend._check_go("1.26", env)
+        return
+    with pytest.raises(RuntimeError, match=r"needs go 1\.26 or newer; `go` on PATH is go 1\.(19|22)"):
+        backend._check_go("1.26", env)
