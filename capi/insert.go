@@ -259,7 +259,7 @@ func readStream(ctx context.Context, cs *C.struct_ArrowArrayStream, timeColumn s
 
 	for i := 0; ; i++ {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("stream insert: %v: %w", err, errs.ErrCanceled)
+			return fmt.Errorf("stream insert stopped at batch %d, before its commit (nothing of it is written): %w", i, errs.ErrCanceled)
 		}
 		ca := (*C.struct_ArrowArray)(C.calloc(1, C.sizeof_struct_ArrowArray))
 		if rc := C.ag_stream_get_next(cs, ca); rc != 0 {

@@ -125,9 +125,29 @@ _BY_CODE: dict[int, type[Error]] = {
 }
 
 
+# The library ends each message with its kind, as Go code wraps errors
+# ("...: invalid argument"); the exception's class already says it. The
+# suffix stays where it is all the message says about the object named
+# before it ('type "Nope": not found').
+_KIND_TEXT: dict[int, str] = {
+    1: "invalid argument", 2: "not found", 3: "already exists", 4: "conflict", 5: "i/o error",
+    6: "closed", 7: "corrupt", 8: "canceled", 9: "internal error",
+}
+
+
+def _readable(code: int, message: str) -> str:
+    suffix = ": " + _KIND_TEXT.get(code, "\0")
+    if not message.endswith(suffix):
+        return message
+    head = message[: -len(suffix)]
+    if head.endswith(('"', "'")) or ": " not in head:
+        return message
+    return head
+
+
 def error_for_code(code: int, message: str) -> Error:
     """Return the exception for a C status code (InternalError if unknown)."""
     cls = _BY_CODE.get(code)
     if cls is None:
         return InternalError(f"status {code}: {message}")
-    return cls(message)
+    return cls(_readable(code, message))

@@ -242,3 +242,26 @@ def test_non_str_names(mem_db: arcadego.Database) -> None:
         mem_db.insert(b"A", {"time": [1]})  # type: ignore[arg-type]
     with pytest.raises(arcadego.InvalidArgumentError):
         mem_db.scan("A", device=[1])  # type: ignore[list-item]
+
+
+def test_messages_do_not_repeat_the_kind(schema_db: arcadego.Database) -> None:
+    """The exception's class says what kind of error it is: messages do not
+    end with Go's ": invalid argument", except where the kind is all they
+    say about the object they name."""
+    db = schema_db
+    db.execute("CREATE DOCUMENT TYPE K; CREATE PROPERTY K.k INT64")
+    cases = [
+        (lambda: db.insert("K", {"time": [1], "k": ["x"]}), arcadego.InvalidArgumentError, "is STRING but property"),
+        (lambda: db.insert("K", {"time": [1], "zz": [1]}), arcadego.NotFoundError, "does not exist"),
+        (lambda: db.scan("K", start=2**63), arcadego.InvalidArgumentError, "outside the int64 range"),
+    ]
+    for call, cls, says in cases:
+        with pytest.raises(cls) as info:
+            call()
+        message = str(info.value)
+        assert says in message
+        assert not message.endswith((": invalid argument", ": not found")), message
+    with pytest.raises(arcadego.NotFoundError, match=r'type "Nope": not found$'):
+        db.scan("Nope")
+    with pytest.raises(arcadego.AlreadyExistsError, match=r"already exists$"):
+        db.execute("CREATE PROPERTY K.k INT64")
