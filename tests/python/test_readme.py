@@ -62,3 +62,22 @@ def test_c_program_builds_against_the_installed_package(tmp_path: Path) -> None:
     dynamic = subprocess.run(["readelf", "-d", str(tmp_path / "prog")], capture_output=True, text=True).stdout
     assert "RPATH" not in dynamic and "RUNPATH" not in dynamic
     assert "libarcadego.so" in dynamic
+
+
+def test_go_quickstart_runs(tmp_path: Path) -> None:
+    """The README's Go program builds against this checkout and prints its rows."""
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else None)
+    if go is None:
+        pytest.skip("needs the Go toolchain (make test has it)")
+    (tmp_path / "main.go").write_text(_block("The engine is usable directly from Go", "go"))
+    need = re.search(r"^go (\S+)$", (ROOT / "go.mod").read_text(), re.M)
+    assert need
+    (tmp_path / "go.mod").write_text(f"module readme\n\ngo {need.group(1)}\n\n"
+                                     "require github.com/arcadego/arcadego v0.0.0\n\n"
+                                     f"replace github.com/arcadego/arcadego => {ROOT}\n")
+    shutil.copy(ROOT / "go.sum", tmp_path / "go.sum")
+    env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
+    out = subprocess.run([go, "run", "."], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.splitlines() == ["d1 1 10", "d1 2 <nil>"]
+    assert (tmp_path / "data" / "MANIFEST").is_file()
