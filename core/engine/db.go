@@ -507,13 +507,13 @@ func (db *DB) apply(writes []write) error {
 // commit runs the commit protocol (see the package doc) for ops and
 // entries. view is the result of ops on base, reused when no commit came
 // in between (the common case) instead of applying ops again.
-func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entry) error {
+func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entry, longs []longInsert) error {
 	if err := db.waitForRoom(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	// Large inserts are written to Parquet before the commit mutex, so
 	// that other commits go on meanwhile (see direct.go).
-	direct, err := db.writeDirect(view, entries)
+	direct, err := db.writeDirect(view, entries, longs)
 	if err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}

@@ -1,15 +1,18 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/segment"
@@ -72,7 +75,7 @@ type directPart struct {
 // the catalog). Only types that exist in the published catalog qualify:
 // the directory of a type being created could be removed by a checkpoint
 // before the commit publishes it. On error it removes what it wrote.
-func (db *DB) writeDirect(cat *schema.Catalog, entries []entry) ([]*directPart, error) {
+func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInsert) ([]*directPart, error) {
 	if db.log == nil || cat == nil || len(entries) == 0 {
 		return nil, nil
 	}
@@ -96,7 +99,17 @@ func (db *DB) writeDirect(cat *schema.Catalog, entries []entry) ([]*directPart, 
 		if pty, live := published.Type(typ); !ok || !live || pty.ID != ty.ID {
 			continue
 		}
-		p, err := db.writeDirectType(cat, ty, entries)
+		var long *longInsert
+		for i := range longs {
+			if longs[i].typ == typ {
+				if long != nil { // two long inserts: device by device
+					long = nil
+					break
+				}
+				long = &longs[i]
+			}
+		}
+		p, err := db.writeDirectType(cat, ty, entries, long)
 		if err != nil {
 			return fail(err)
 		}
@@ -108,8 +121,9 @@ func (db *DB) writeDirect(cat *schema.Catalog, entries []entry) ([]*directPart, 
 }
 
 // writeDirectType writes the entries of ty into new files; nil when they
-// do not all resolve without DDL (the commit then reports why).
-func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []entry) (*directPart, error) {
+// do not all resolve without DDL (the commit then reports why). long, when
+// not nil, is a long-format insert into ty of the transaction.
+func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []entry, long *longInsert) (*directPart, error) {
 	p := &directPart{typ: ty.ID, name: ty.Name, dir: db.tableDir(ty.ID), spans: map[string][2]int64{}, lo: math.MaxInt64, hi: math.MinInt64}
 	used := map[schema.PropertyID]bool{}
 	byDevice := map[string]*tabletRows{}
@@ -118,17 +132,22 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 		if e.typ != ty.Name {
 			continue
 		}
-		ids := make([]schema.PropertyID, len(e.t.Columns))
-		if _, extra, err := missing(cat, ty.Name, e.t, false, ids); err != nil || len(extra) > 0 {
-			return nil, nil
-		}
-		for _, id := range ids {
-			used[id] = true
+		var ids []schema.PropertyID
+		if long != nil && i > long.from && i < long.to {
+			ids = p.ids[len(p.ids)-1] // a device of the same batch: the same columns
+		} else {
+			ids = make([]schema.PropertyID, len(e.t.Columns))
+			if _, extra, err := missing(cat, ty.Name, e.t, false, ids); err != nil || len(extra) > 0 {
+				return nil, nil
+			}
+			for _, id := range ids {
+				used[id] = true
+			}
 		}
 		p.entries = append(p.entries, i)
 		p.ids = append(p.ids, ids)
-		if e.t.Rows() == 0 {
-			continue
+		if e.t.Rows() == 0 || long != nil {
+			continue // a long batch is mapped below, device by device only if it must be
 		}
 		r := byDevice[e.device]
 		if r == nil {
@@ -144,6 +163,26 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 	refs := make([]memtable.ColumnRef, len(layout.Columns))
 	for i, c := range layout.Columns {
 		refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
+	}
+	if long != nil {
+		if long.from == p.entries[0] && long.to-long.from == len(p.entries) {
+			// Every row of ty in the transaction is one long-format batch.
+			if lr := newLongRows(long, p.ids[0], layout); lr != nil {
+				return db.writeLong(p, lr, layout)
+			}
+		}
+		for k, i := range p.entries { // device by device after all
+			e := entries[i]
+			if e.t.Rows() == 0 {
+				continue
+			}
+			r := byDevice[e.device]
+			if r == nil {
+				r = &tabletRows{}
+				byDevice[e.device] = r
+			}
+			sorted = sorted && r.add(e.t, p.ids[k])
+		}
 	}
 	rows := map[string]devRows{}
 	if sorted {
@@ -594,4 +633,112 @@ func (db *DB) uncountWrites(ids []schema.TypeID) {
 		}
 	}
 	db.writesMu.Unlock()
+}
+
+// longRows is a long-format batch ready to be written whole: its rows
+// grouped by device, devices in name order, each device's rows in strict
+// time order, its columns those of the file's layout.
+type longRows struct {
+	t       *tablet.Tablet
+	devices []string
+	bounds  []int // device i's rows are t's [bounds[i], bounds[i+1])
+}
+
+// newLongRows orders the runs of long by device (copying the rows once
+// when they are not in that order) and maps its columns (property ids
+// ids) to layout's; nil when some device's rows are not in strict time
+// order (they go through a private memtable instead).
+func newLongRows(long *longInsert, ids []schema.PropertyID, layout segment.Layout) *longRows {
+	t := long.t
+	for _, r := range long.runs {
+		for i := r.lo + 1; i < r.hi; i++ {
+			if t.Times[i] <= t.Times[i-1] {
+				return nil
+			}
+		}
+	}
+	runs := long.runs
+	if !slices.IsSortedFunc(runs, func(a, b deviceRun) int { return strings.Compare(a.device, b.device) }) {
+		runs = slices.Clone(runs)
+		slices.SortFunc(runs, func(a, b deviceRun) int { return strings.Compare(a.device, b.device) })
+		perm := make([]int32, 0, t.Rows())
+		for _, r := range runs {
+			for i := r.lo; i < r.hi; i++ {
+				perm = append(perm, int32(i))
+			}
+		}
+		t = t.Gather(perm)
+	}
+	lr := &longRows{devices: make([]string, len(runs)), bounds: make([]int, len(runs)+1)}
+	at := 0
+	for i, r := range runs {
+		lr.devices[i] = r.device
+		lr.bounds[i] = at
+		at += r.hi - r.lo
+	}
+	lr.bounds[len(runs)] = at
+	lr.t = &tablet.Tablet{Times: t.Times[:at], Columns: make([]tablet.Column, len(layout.Columns))}
+	for j, c := range layout.Columns {
+		k := slices.Index(ids, c.ID)
+		if k < 0 {
+			return nil // every layout column is one of the batch's
+		}
+		lr.t.Columns[j] = t.Columns[k]
+	}
+	return lr
+}
+
+// writeLong writes lr into up to GOMAXPROCS files of about equal rows,
+// split at device boundaries, in parallel.
+func (db *DB) writeLong(p *directPart, lr *longRows, layout segment.Layout) (*directPart, error) {
+	for i, d := range lr.devices {
+		lo, hi := lr.t.Times[lr.bounds[i]], lr.t.Times[lr.bounds[i+1]-1]
+		p.spans[d] = [2]int64{lo, hi}
+		p.lo, p.hi = min(p.lo, lo), max(p.hi, hi)
+	}
+	total := lr.bounds[len(lr.bounds)-1]
+	p.rows = int64(total)
+	p.minDev, p.maxDev = lr.devices[0], lr.devices[len(lr.devices)-1]
+	if err := db.makeTableDir(p.typ); err != nil {
+		return nil, err
+	}
+	if err := db.injected("direct"); err != nil {
+		return nil, err
+	}
+	k := int(min(int64(runtime.GOMAXPROCS(0)), max(1, int64(total)/db.fileRows)))
+	cuts := []int{0} // device indexes where files start
+	for f := 1; f < k; f++ {
+		want := total * f / k
+		i, _ := slices.BinarySearch(lr.bounds, want)
+		if i > cuts[len(cuts)-1] && i < len(lr.devices) {
+			cuts = append(cuts, i)
+		}
+	}
+	cuts = append(cuts, len(lr.devices))
+	prefix := "part-" + newUUID()
+	files := make([]*newFile, len(cuts)-1)
+	errs := par.Do(len(files), len(files), func(_, f int) (err error) {
+		files[f], err = db.writeLongFile(p.dir, fmt.Sprintf("%s-%d.parquet", prefix, f), layout, lr, cuts[f], cuts[f+1])
+		return err
+	})
+	if err := errors.Join(errs...); err != nil {
+		removeNewFiles(p.dir, files)
+		return nil, err
+	}
+	p.files = files
+	return p, nil
+}
+
+// writeLongFile writes devices [a, b) of lr into a new file.
+func (db *DB) writeLongFile(dir, name string, layout segment.Layout, lr *longRows, a, b int) (*newFile, error) {
+	path := filepath.Join(dir, name)
+	w, err := segment.Create(path, layout, segment.WriterOptions{Sync: db.syncing()})
+	if err != nil {
+		return nil, fmt.Errorf("flush: %w", err)
+	}
+	if err := w.AppendRuns(lr.devices[a:b], lr.bounds[a:b+1], lr.t); err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("flush: %w", err)
+	}
+	return db.finishFile(w, path)
 }

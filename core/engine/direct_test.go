@@ -454,3 +454,96 @@ func BenchmarkDirectWriteManyDevices(b *testing.B) {
 	}
 	b.ReportMetric(float64(devices*per*b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
 }
+
+// TestDirectLongWritesMatchTheLogPath: long-format batches (devices
+// interleaved or grouped, in name order or not, times in order or not)
+// written straight to Parquet hold what the log's way holds.
+func TestDirectLongWritesMatchTheLogPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	root := t.TempDir()
+	open := func(name string, direct bool) *DB {
+		db, err := Open(filepath.Join(root, name), Options{Sync: wal.SyncOff})
+		require.NoError(t, err)
+		db.fileRows = 500
+		db.directBytes = 1 << 62
+		if direct {
+			db.directBytes = 1
+		}
+		return db
+	}
+	direct, plain := open("direct", true), open("plain", false)
+	defer func() { direct.Close(); plain.Close() }()
+	for _, db := range []*DB{direct, plain} {
+		require.NoError(t, db.Exec("CREATE DOCUMENT TYPE L; CREATE PROPERTY L.x DOUBLE; CREATE PROPERTY L.s STRING"))
+	}
+	next := map[string]int64{}
+	for round := range 16 {
+		var devs, ss []string
+		var times []int64
+		var xs []float64
+		var valid []bool
+		ordered := rng.IntN(4) > 0
+		for _, d := range rng.Perm(40)[:1+rng.IntN(40)] {
+			dev := fmt.Sprintf("dev-%02d", d)
+			for range 1 + rng.IntN(60) {
+				devs = append(devs, dev)
+				if ordered {
+					next[dev] += int64(1 + rng.IntN(3))
+					times = append(times, next[dev])
+				} else {
+					times = append(times, rng.Int64N(next[dev]+50))
+				}
+				xs = append(xs, rng.NormFloat64())
+				ss = append(ss, fmt.Sprint("v", rng.IntN(9)))
+				valid = append(valid, rng.IntN(6) > 0)
+			}
+		}
+		if rng.IntN(2) == 0 { // interleave the devices' rows, keeping each device's order
+			perm := interleave(rng, devs)
+			devs, times, xs, ss, valid = permute(devs, perm), permute(times, perm), permute(xs, perm), permute(ss, perm), permute(valid, perm)
+		}
+		tb := &tablet.Tablet{Times: times, Columns: []tablet.Column{
+			tablet.Strings("device", devs, nil), tablet.Doubles("x", xs, valid), tablet.Strings("s", ss, nil)}}
+		for _, db := range []*DB{direct, plain} {
+			require.NoError(t, db.InsertLong("L", "device", tb), "round %d", round)
+		}
+		if round%5 == 4 {
+			require.NoError(t, direct.Flush())
+		}
+		require.Equal(t, rowsOf(t, plain, "L"), rowsOf(t, direct, "L"), "round %d", round)
+	}
+	assert.Positive(t, direct.Stats().DirectWrites)
+	require.NoError(t, direct.Close())
+	direct = open("direct", true)
+	require.Equal(t, rowsOf(t, plain, "L"), rowsOf(t, direct, "L"), "after reopening")
+}
+
+// interleave returns an order of the rows that mixes devices but keeps
+// each device's rows in their order.
+func interleave(rng *rand.Rand, devs []string) []int {
+	byDev := map[string][]int{}
+	var names []string
+	for i, d := range devs {
+		if byDev[d] == nil {
+			names = append(names, d)
+		}
+		byDev[d] = append(byDev[d], i)
+	}
+	var out []int
+	for len(out) < len(devs) {
+		d := names[rng.IntN(len(names))]
+		if q := byDev[d]; len(q) > 0 {
+			out = append(out, q[0])
+			byDev[d] = q[1:]
+		}
+	}
+	return out
+}
+
+func permute[T any](v []T, perm []int) []T {
+	out := make([]T, len(v))
+	for i, p := range perm {
+		out[i] = v[p]
+	}
+	return out
+}

@@ -744,9 +744,15 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 			}
 		}
 	}
+	return db.finishFile(w, path)
+}
+
+// finishFile closes a written file and opens it for reading.
+func (db *DB) finishFile(w *segment.Writer, path string) (*newFile, error) {
 	info, err := w.Close()
 	if err != nil {
-		return fail(err)
+		w.Abort()
+		return nil, fmt.Errorf("flush: %w", err)
 	}
 	if db.syncing() {
 		db.counters.fsyncs.Add(2) // the file and its directory

@@ -23,7 +23,19 @@ type Tx struct {
 	view    *schema.Catalog
 	ops     []schema.Op
 	entries []entry
+	longs   []longInsert // long-format inserts whose tablet outlives the commit
 	done    bool
+}
+
+// longInsert is a long-format insert of borrowed or transaction-owned
+// rows: entries [from, to) of the transaction are the device slices of t
+// (prepared, each device's rows together), one per run. A direct write
+// reads t whole instead of device by device.
+type longInsert struct {
+	typ      string
+	t        *tablet.Tablet
+	runs     []deviceRun
+	from, to int
 }
 
 // entry is one inserted tablet, encoded for the log at Insert time so the
@@ -257,7 +269,13 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 			return err
 		}
 	}
-	return tx.applyAuto(typ, auto, n)
+	if err := tx.applyAuto(typ, auto, n); err != nil {
+		return err
+	}
+	if borrow {
+		tx.longs = append(tx.longs, longInsert{typ: typ, t: rest, runs: runs, from: n, to: len(tx.entries)})
+	}
+	return nil
 }
 
 // deviceRuns returns the runs of equal devices in column c of n rows, and
@@ -334,7 +352,7 @@ func (tx *Tx) Commit() error {
 	if len(tx.ops) == 0 && len(tx.entries) == 0 {
 		return nil
 	}
-	return tx.db.commit(tx.base, tx.view, tx.ops, tx.entries)
+	return tx.db.commit(tx.base, tx.view, tx.ops, tx.entries, tx.longs)
 }
 
 // Rollback discards the transaction. Safe after Commit (no-op).
@@ -343,7 +361,7 @@ func (tx *Tx) Rollback() {
 	tx.discard()
 }
 
-func (tx *Tx) discard() { tx.ops, tx.entries, tx.view, tx.base = nil, nil, nil, nil }
+func (tx *Tx) discard() { tx.ops, tx.entries, tx.longs, tx.view, tx.base = nil, nil, nil, nil, nil }
 
 // validateDevice checks a device key: like a name, but may be empty.
 func validateDevice(device string) error {

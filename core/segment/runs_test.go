@@ -1,0 +1,107 @@
+package segment
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/errs"
+)
+
+// TestAppendRunsWritesWhatAppendWrites: devices of 1 to thousands of rows
+// (some larger than a row group), nulls, strings, runs split over several
+// calls: AppendRuns writes the very bytes one Append per device writes.
+func TestAppendRunsWritesWhatAppendWrites(t *testing.T) {
+	for seed := range 8 {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 3))
+			var rows []row
+			var devices []string
+			var bounds = []int{0}
+			for d := range 50 + rng.IntN(300) {
+				n := 1 + rng.IntN(20)
+				if rng.IntN(40) == 0 {
+					n = 1000 + rng.IntN(5000)
+				}
+				for i := range n {
+					r := row{time: int64(i*3 + rng.IntN(3)), vals: make([]any, len(allTypes))}
+					for j, c := range allTypes {
+						if rng.IntN(5) > 0 {
+							r.vals[j] = sample(c.Type, rng.IntN(1000))
+						}
+					}
+					rows = append(rows, r)
+				}
+				devices = append(devices, fmt.Sprintf("dev-%05d", d))
+				bounds = append(bounds, len(rows))
+			}
+			tb := buildTablet(allTypes, rows, rng.IntN(3))
+			opts := WriterOptions{RowGroupRows: 256 << rng.IntN(5), RowGroupBytes: int64(64<<10) << rng.IntN(4), PageBytes: 1 << 10}
+			dir := t.TempDir()
+
+			one, err := Create(filepath.Join(dir, "one.parquet"), Layout{Columns: allTypes}, opts)
+			require.NoError(t, err)
+			for i, d := range devices {
+				require.NoError(t, one.Append(d, tb.Slice(bounds[i], bounds[i+1])))
+			}
+			_, err = one.Close()
+			require.NoError(t, err)
+
+			runs, err := Create(filepath.Join(dir, "runs.parquet"), Layout{Columns: allTypes}, opts)
+			require.NoError(t, err)
+			for from := 0; from < len(devices); { // in a few calls
+				to := min(len(devices), from+1+rng.IntN(len(devices)))
+				require.NoError(t, runs.AppendRuns(devices[from:to], bounds[from:to+1], tb))
+				from = to
+			}
+			_, err = runs.Close()
+			require.NoError(t, err)
+
+			a, err := os.ReadFile(filepath.Join(dir, "one.parquet"))
+			require.NoError(t, err)
+			b, err := os.ReadFile(filepath.Join(dir, "runs.parquet"))
+			require.NoError(t, err)
+			require.Equal(t, a, b, "AppendRuns wrote a different file")
+		})
+	}
+}
+
+func TestAppendRunsRefusesBadRuns(t *testing.T) {
+	rows := []row{{time: 1}, {time: 2}, {time: 3}, {time: 1}}
+	for i := range rows {
+		rows[i].vals = make([]any, len(allTypes))
+	}
+	tb := buildTablet(allTypes, rows, 0)
+	cases := []struct {
+		name    string
+		devices []string
+		bounds  []int
+		want    string
+	}{
+		{"bounds count", []string{"a"}, []int{0}, "1 run bounds for 1 devices"},
+		{"past the rows", []string{"a"}, []int{0, 5}, "outside the tablet's 4 rows"},
+		{"times out of order", []string{"a"}, []int{0, 4}, "time 1 at row 3 is not after 3"},
+		{"devices out of order", []string{"b", "a"}, []int{0, 3, 4}, `device "a" comes after device "b"`},
+		{"reversed run", []string{"a", "b"}, []int{0, 3, 2}, "is reversed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := Create(filepath.Join(t.TempDir(), "f.parquet"), Layout{Columns: allTypes}, WriterOptions{})
+			require.NoError(t, err)
+			defer w.Abort()
+			err = w.AppendRuns(c.devices, c.bounds, tb)
+			require.ErrorIs(t, err, errs.ErrInvalidArgument)
+			assert.Contains(t, err.Error(), c.want)
+			// Nothing was taken: a good call still works.
+			require.NoError(t, w.AppendRuns([]string{"a", "b"}, []int{0, 2, 3}, tb))
+			info, err := w.Close()
+			require.NoError(t, err)
+			assert.Equal(t, int64(3), info.Rows)
+		})
+	}
+}
