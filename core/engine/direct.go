@@ -650,6 +650,9 @@ type longRows struct {
 // order (they go through a private memtable instead).
 func newLongRows(long *longInsert, ids []schema.PropertyID, layout segment.Layout) *longRows {
 	t := long.t
+	if len(long.runs) == 0 {
+		return nil
+	}
 	for _, r := range long.runs {
 		for i := r.lo + 1; i < r.hi; i++ {
 			if t.Times[i] <= t.Times[i-1] {
