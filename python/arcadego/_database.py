@@ -231,7 +231,9 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
         if pa is not None:
             df = data.reset_index() if any(n is not None for n in data.index.names) else data
             try:
-                table = pa.Table.from_pandas(df, preserve_index=False)
+                table = _numeric_frame_to_arrow(pa, df)
+                if table is None:
+                    table = pa.Table.from_pandas(df, preserve_index=False)
             except (pa.ArrowException, ValueError, TypeError) as e:
                 # A column of mixed objects, duplicate names, ...
                 raise InvalidArgumentError(f"pandas DataFrame: {e}") from e
@@ -260,6 +262,32 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
     inp.schema = inp.export.schema_address
     inp.array = inp.export.array_address
     return inp
+
+
+def _numeric_frame_to_arrow(pa: Any, df: Any) -> Any:
+    """A DataFrame whose columns are all plain numpy numbers, booleans or
+    naive datetimes, as a pyarrow Table, column by column from one 2-D
+    array per dtype; None for any other frame. pa.Table.from_pandas builds
+    a Series and metadata per column: 0.45 s for a row of 10,000 columns,
+    where this takes a few milliseconds. NaN is null, as from_pandas has it."""
+    import numpy as np
+
+    dtypes = list(df.dtypes)
+    names = list(df.columns)
+    if (len(names) < 64 or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names)
+            or not all(isinstance(d, np.dtype) and d.kind in "biufM" for d in dtypes)):
+        return None
+    groups: dict[Any, list[int]] = {}
+    for i, d in enumerate(dtypes):
+        groups.setdefault(d, []).append(i)
+    arrays: list[Any] = [None] * len(names)
+    for positions in groups.values():
+        block = np.ascontiguousarray(df.iloc[:, positions].to_numpy().T)  # one row per column
+        flat = pa.array(block.reshape(-1), from_pandas=True)  # one conversion, then slices
+        rows = block.shape[1]
+        for j, i in enumerate(positions):
+            arrays[i] = flat.slice(j * rows, rows)
+    return pa.Table.from_arrays(arrays, names=names)
 
 
 def _decimals_as_double(data: Any) -> Any:

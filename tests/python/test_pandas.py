@@ -88,3 +88,62 @@ def test_to_pandas_without_pyarrow(mem_db: arcadego.Database, monkeypatch: pytes
     out = mem_db.scan("N").to_pandas()
     assert out["time"].tolist() == [1, 2]
     assert out["k"].iloc[0] == 5 and pd.isna(out["k"].iloc[1])
+
+
+@pytest.mark.parametrize("named_index", [False, True])
+def test_wide_numeric_frame_matches_from_pandas(mem_db: arcadego.Database, named_index: bool,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wide frame of plain numpy columns takes a short path (one 2-D array
+    per dtype, not a Series per column): the rows stored are those of
+    pyarrow's from_pandas, NaN as null included."""
+    pa = pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    n = 7
+    cols: dict[str, object] = {"time": np.arange(n, dtype=np.int64) * 10}
+    for i in range(80):
+        kind = i % 5
+        if kind == 0:
+            v = rng.normal(size=n)
+            v[rng.random(n) < 0.3] = np.nan
+        elif kind == 1:
+            v = rng.integers(-1000, 1000, size=n)
+        elif kind == 2:
+            v = rng.random(n) < 0.5
+        elif kind == 3:
+            v = rng.normal(size=n).astype(np.float32)
+        else:
+            v = rng.integers(0, 100, size=n).astype(np.int32)
+        cols[f"c{i}"] = v
+    df = pd.DataFrame(cols)
+    if named_index:
+        df = df.set_index("time")
+    from arcadego import _database
+
+    took: list[bool] = []
+    original = _database._numeric_frame_to_arrow
+
+    def spy(pa_module: object, frame: object) -> object:
+        table = original(pa_module, frame)
+        took.append(table is not None)
+        return table
+
+    monkeypatch.setattr(_database, "_numeric_frame_to_arrow", spy)
+    db = mem_db
+    with db.transaction() as tx:
+        tx.create_type("Fast")
+        tx.create_type("Slow")
+    reference = pa.Table.from_pandas(df.reset_index() if named_index else df, preserve_index=False)
+    for name, data in (("Fast", df), ("Slow", reference)):
+        with db.transaction() as tx:
+            for c in reference.column_names:
+                if c != "time":
+                    typ = {"double": "DOUBLE", "int64": "INT64", "bool": "BOOLEAN", "float": "FLOAT",
+                           "int32": "INT32"}[str(reference.schema.field(c).type)]
+                    tx.create_property(name, c, typ)
+        db.insert(name, data, device="d")
+    assert took == [True], "the wide frame did not take the short path"
+    fast, slow = db.scan("Fast").to_arrow(), db.scan("Slow").to_arrow()
+    assert fast.num_rows == n
+    assert fast.to_pylist() == slow.to_pylist()
+    assert fast.column("c0").null_count == reference.column("c0").null_count > 0
