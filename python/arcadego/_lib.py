@@ -220,9 +220,8 @@ def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool =
     call is always waited for (no buffer is freed while the library still
     reads it). If the cancel came in time, the call fails and the
     KeyboardInterrupt is raised. If the call had passed its commit point
-    and succeeded anyway, it returns normally, and a warning says that the
-    interrupt came too late to stop it (Python cannot raise in the caller
-    once the call has returned; a second Ctrl-C stops what follows).
+    and succeeded anyway, it returns normally and the KeyboardInterrupt is
+    raised after it has returned, in the caller (see _interrupt_after_return).
     """
     check_fork()
     if not handoff or threading.current_thread() is not threading.main_thread():
@@ -240,13 +239,44 @@ def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool =
     ok, value = box[0]
     if interrupted is not None:
         if ok and value == 0:  # committed before the cancel could stop it
-            warnings.warn("Ctrl-C came after the commit point: the call was committed", RuntimeWarning,
-                          stacklevel=4)
+            _interrupt_after_return(sys._getframe())
             return value
         raise interrupted
     if not ok:
         raise value
     return value
+
+
+def _interrupt_after_return(frame: Any) -> None:
+    """Raise KeyboardInterrupt in the code that called into arcadego, once
+    the call has returned: at the caller's next call, or when the caller
+    itself returns. frame is a frame of the call, inside the package.
+
+    A signal raised before returning would be handled inside the call (the
+    interpreter checks for signals at every call), so a profile hook, set
+    for this thread only until it fires, watches for the package's outer
+    frame to return and raises at the caller's next event. An exception
+    from a profile hook propagates at that point of the caller's code."""
+    while frame.f_back is not None and frame.f_back.f_globals.get("__name__", "").startswith(__package__ or "arcadego"):
+        frame = frame.f_back  # the outermost frame of the package: the public call
+    outer, caller = frame, frame.f_back
+    if sys.getprofile() is not None or caller is None:
+        # A profiler owns the hook: say it instead of taking the hook away.
+        warnings.warn("Ctrl-C came after the commit point: the call was committed", RuntimeWarning,
+                      stacklevel=2)
+        return
+    returned = False
+
+    def hook(f: Any, event: str, arg: Any) -> None:
+        nonlocal returned
+        if f is outer and event == "return":
+            returned = True
+        elif returned and (f is caller or f.f_back is caller):
+            sys.setprofile(None)
+            raise KeyboardInterrupt("Ctrl-C came during a call that had already committed: the call "
+                                    "completed and returned, and the interrupt was raised after it")
+
+    sys.setprofile(hook)
 
 
 def version() -> str:

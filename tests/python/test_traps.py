@@ -150,8 +150,9 @@ def _interruptible(result: int, cancel_seen: "threading.Event", started: "thread
 def test_ctrl_c_means_not_written(monkeypatch: pytest.MonkeyPatch, status: int) -> None:
     """Ctrl-C during a call: if the call then fails (canceled in time,
     status 8), KeyboardInterrupt is raised from it; if it succeeded anyway
-    (past its commit point, status 0), it returns normally with a warning:
-    an exception always means nothing was written. Driven by events."""
+    (past its commit point, status 0), it returns normally and the
+    KeyboardInterrupt comes after, at the caller's next call: an exception
+    from a call always means nothing was written. Driven by events."""
     import signal
 
     from arcadego import _lib
@@ -181,8 +182,15 @@ def test_ctrl_c_means_not_written(monkeypatch: pytest.MonkeyPatch, status: int) 
     sender.start()
     try:
         if status == 0:
-            with pytest.warns(RuntimeWarning, match="after the commit point"):
-                assert _lib.run_cancellable(object(), fn) == 0
+            got, after = None, []
+            with pytest.raises(KeyboardInterrupt, match="already committed") as info:
+                got = _lib.run_cancellable(object(), fn)
+                after.append(got)  # the caller's next call: the interrupt arrives here
+            assert got == 0, "the committed call did not return"
+            assert after == [], "the interrupt was not delivered at the caller's next call"
+            frame = info.tb.tb_frame if info.tb is not None else None
+            assert frame is not None and frame.f_code.co_name == "test_ctrl_c_means_not_written"
+            assert sys.getprofile() is None
         else:
             with pytest.raises(KeyboardInterrupt):
                 _lib.run_cancellable(object(), fn)
@@ -226,3 +234,22 @@ def test_ctrl_c_stops_to_arrow_between_batches(mem_db: arcadego.Database) -> Non
     where = [entry for entry in e.traceback if entry.name == "to_arrow"]
     assert where and "batch" in str(where[-1].statement), "taken while reading batches"
     assert mem_db.scan("A", columns=["k"]).to_arrow().num_rows == n  # the database is fine
+
+
+def test_interrupt_after_return_reaches_the_user_code() -> None:
+    """The interrupt of a committed call is raised in the code that called
+    the package, after the public call returned, however deep inside the
+    package the call noticed it."""
+    from arcadego import _lib
+
+    package: dict[str, object] = {"__name__": "arcadego._fake", "_lib": _lib, "sys": sys}
+    exec("def inner():\n    _lib._interrupt_after_return(sys._getframe())\n    return 7\n"
+         "def public():\n    v = inner()\n    len('still inside the package')\n    return v\n", package)
+    public = package["public"]
+    got, after = None, []
+    with pytest.raises(KeyboardInterrupt, match="already committed") as info:
+        got = public()  # type: ignore[operator]
+        after.append(got)
+    assert got == 7 and after == []
+    assert info.tb is not None and info.tb.tb_frame.f_code.co_name == "test_interrupt_after_return_reaches_the_user_code"
+    assert sys.getprofile() is None
