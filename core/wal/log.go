@@ -59,6 +59,10 @@ type Log struct {
 	f    *os.File
 	segs []segment
 	buf  []byte // frame scratch for Append
+	// loaded holds segments Open read and checked, for the replay that
+	// follows: each segment is read and its checksums computed once.
+	// Dropped by the replay, or by the first Append.
+	loaded map[uint64][]byte
 
 	// The active segment is preallocated ahead of its records (alloc is
 	// its size on disk), so that most commits leave its size alone, and
@@ -194,6 +198,9 @@ func (l *Log) dropCheckpointed(seqs []uint64) ([]uint64, error) {
 	return seqs[i:], nil
 }
 
+// keepLoaded bounds the bytes of segments that Open keeps for the replay.
+const keepLoaded = 256 << 20
+
 // load validates the existing segments and opens the last one.
 func (l *Log) load(seqs []uint64) error {
 	for i := 1; i < len(seqs); i++ {
@@ -203,11 +210,25 @@ func (l *Log) load(seqs []uint64) error {
 		}
 	}
 	var buf []byte
+	var kept int64
+	l.loaded = map[uint64][]byte{}
 	for i, seq := range seqs {
 		last := i == len(seqs)-1
-		size, f, err := l.loadSegment(seq, last, &buf)
+		// Up to keepLoaded bytes of segments are read into buffers of their
+		// own and kept for the replay; the rest share one buffer and are
+		// read again then.
+		var own []byte
+		into := &buf
+		if kept < keepLoaded {
+			into = &own
+		}
+		size, f, err := l.loadSegment(seq, last, into)
 		if err != nil {
 			return err
+		}
+		if into == &own && int64(len(own)) >= size {
+			l.loaded[seq] = own[:size]
+			kept += size
 		}
 		l.segs = append(l.segs, segment{seq, size})
 		if last {
@@ -260,7 +281,7 @@ func (l *Log) loadSegment(seq uint64, last bool, buf *[]byte) (size int64, _ *os
 		return 0, nil, corrupt(path, off, problem)
 	}
 
-	bad, _ := scanRecords(data, func(int, byte, []byte) error { return nil })
+	bad, _ := scanRecords(data, true, func(int, byte, []byte) error { return nil })
 	if bad == nil {
 		// A session with sync off may have left this segment in the page
 		// cache only; replay treats its records as durable, so make them so.
@@ -326,7 +347,10 @@ func (l *Log) Replay(fn func(lsn LSN, kind byte, payload []byte) error) error {
 }
 
 // ReplayFrom is Replay of the records at or after from: the records
-// before it (which a checkpoint covers) are checked but not copied.
+// before it (which a checkpoint covers) are checked but not copied. The
+// first replay after Open uses the segments Open read and checked (up to
+// keepLoaded bytes of them), instead of reading them and computing their
+// checksums a second time.
 func (l *Log) ReplayFrom(from LSN, fn func(lsn LSN, kind byte, payload []byte) error) error {
 	l.mu.Lock()
 	if l.closed.Load() {
@@ -334,28 +358,35 @@ func (l *Log) ReplayFrom(from LSN, fn func(lsn LSN, kind byte, payload []byte) e
 		return l.closedErr()
 	}
 	segs := slices.Clone(l.segs)
+	loaded := l.loaded
+	l.loaded = nil
 	l.mu.Unlock()
 
 	var buf []byte
 	for _, s := range segs {
 		path := l.path(s.seq)
-		f, err := os.Open(path)
-		if err != nil {
-			return ioErr("open segment", err)
-		}
-		if cap(buf) < int(s.size) {
-			buf = make([]byte, s.size)
-		}
-		data := buf[:s.size]
-		_, err = io.ReadFull(f, data)
-		f.Close()
-		if err != nil {
-			return ioErr("read segment", err)
+		data, checked := loaded[s.seq]
+		delete(loaded, s.seq) // its memory goes with this segment's replay
+		if !checked || int64(len(data)) != s.size {
+			checked = false
+			f, err := os.Open(path)
+			if err != nil {
+				return ioErr("open segment", err)
+			}
+			if cap(buf) < int(s.size) {
+				buf = make([]byte, s.size)
+			}
+			data = buf[:s.size]
+			_, err = io.ReadFull(f, data)
+			f.Close()
+			if err != nil {
+				return ioErr("read segment", err)
+			}
 		}
 		if off, problem, ok := checkHeader(data[:headerSize], s.seq); !ok {
 			return corrupt(path, off, problem)
 		}
-		bad, err := scanRecords(data, func(off int, kind byte, payload []byte) error {
+		bad, err := scanRecords(data, !checked, func(off int, kind byte, payload []byte) error {
 			lsn := LSN(pos(s.seq, int64(off)))
 			if lsn < from {
 				return nil
@@ -394,6 +425,7 @@ func (l *Log) AppendParts(kind byte, parts ...[]byte) (LSN, error) {
 	n := int64(frameSize + size)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.loaded = nil // a replay after this reads the files again
 	if err := l.usable(); err != nil {
 		return 0, err
 	}

@@ -12,7 +12,7 @@ import (
 // naiveFindRecord is findRecord's specification: try every offset.
 func naiveFindRecord(data []byte, from int) int {
 	for p := from; p+frameSize <= len(data); p++ {
-		if _, reason := frameAt(data, p); reason == "" {
+		if _, reason := frameAt(data, p, true); reason == "" {
 			return p
 		}
 	}

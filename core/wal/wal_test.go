@@ -633,3 +633,30 @@ func TestDeleteBefore(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, segmentName(active)))
 	require.NoError(t, err)
 }
+
+// TestReplayAfterOpenReadsEachSegmentOnce: the first replay uses the bytes
+// Open read and checked; a byte changed on disk after Open is not seen by
+// it (the file is not read again), while a replay after an Append, whose
+// kept bytes were dropped, reads the files and reports the change.
+func TestReplayAfterOpenReadsEachSegmentOnce(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir, Options{SegmentBytes: 4096, Sync: SyncOff})
+	want := appendN(t, l, 0, 100)
+	require.NoError(t, l.Close())
+
+	l = openLog(t, dir, Options{SegmentBytes: 4096, Sync: SyncOff})
+	segs, err := filepath.Glob(filepath.Join(dir, "*.wal"))
+	require.NoError(t, err)
+	require.Greater(t, len(segs), 2)
+	data, err := os.ReadFile(segs[0])
+	require.NoError(t, err)
+	data[headerSize+frameSize] ^= 0xff // the first record's payload, on disk only
+	require.NoError(t, os.WriteFile(segs[0], data, 0o644))
+	assert.Equal(t, want, replayAll(t, l), "the replay after Open read the files again")
+
+	_, err = l.Append(7, []byte("x"))
+	require.NoError(t, err)
+	err = l.Replay(func(LSN, byte, []byte) error { return nil })
+	require.ErrorIs(t, err, errs.ErrCorrupt)
+	assert.Contains(t, err.Error(), filepath.Base(segs[0]))
+}
