@@ -50,7 +50,8 @@ func crashChild(dir string) {
 		fmt.Println("open error:", err)
 		os.Exit(2)
 	}
-	if os.Getenv(crashDirectEnv) != "" {
+	direct := os.Getenv(crashDirectEnv) != ""
+	if direct {
 		db.directBytes = 512
 	}
 	out := bufio.NewWriter(os.Stdout)
@@ -75,7 +76,11 @@ func crashChild(dir string) {
 			// devices, interleaved, split in the same transaction.
 			devs := make([]string, 0, 2*crashDevices)
 			times := make([]int64, 0, 2*crashDevices)
-			for i := range 2 * crashDevices {
+			rows := 2 * crashDevices // each device twice: merged by the memtable
+			if direct {
+				rows = crashDevices // once, out of name order: written whole, after a gather
+			}
+			for i := range rows {
 				devs = append(devs, fmt.Sprintf("m%03d", (i*7)%crashDevices))
 				times = append(times, int64(n))
 			}
@@ -83,8 +88,13 @@ func crashChild(dir string) {
 			for i := range ks {
 				ks[i] = int64(n)
 			}
-			err = tx.InsertLong("L", "dev", &tablet.Tablet{Times: times, Columns: []tablet.Column{
-				tablet.Strings("dev", devs, nil), tablet.Int64s("k", ks, nil)}})
+			long := &tablet.Tablet{Times: times, Columns: []tablet.Column{
+				tablet.Strings("dev", devs, nil), tablet.Int64s("k", ks, nil)}}
+			if direct { // kept until the commit: borrowed, so written whole
+				err = tx.InsertLongBorrowed("L", "dev", long)
+			} else {
+				err = tx.InsertLong("L", "dev", long)
+			}
 		}
 		if err == nil {
 			err = tx.Commit()

@@ -76,6 +76,9 @@ type DB struct {
 	fileRows int64
 	// directBytes is directWriteBytes, lowered by tests.
 	directBytes int
+	// beforeKeepDirect, when set by a test, runs as keepDirect starts
+	// (under commitMu).
+	beforeKeepDirect func()
 	// deltaMu serializes what commits to the Delta logs and publishes the
 	// tables: a whole flush, and each direct write's attachment. Lock
 	// order: publishMu, deltaMu, stateMu.
@@ -99,10 +102,14 @@ type DB struct {
 	inflight   sync.WaitGroup // commits between append and publish
 
 	// publishMu and published make commits publish in log order.
-	publishMu  sync.Mutex
-	published  uint64
-	turn       *sync.Cond
-	failed     error   // set once a log write or fsync failed; guarded by publishMu
+	publishMu sync.Mutex
+	published uint64
+	turn      *sync.Cond
+	failed    error // set once a log write or fsync failed; guarded by publishMu
+	// failure is failed, readable under commitMu: a commit after a failure
+	// appends nothing (its record could be replayed out of order with the
+	// commits that failed to publish).
+	failure    atomic.Pointer[error]
 	appliedEnd wal.LSN // where the last record in the memtable ends; guarded by publishMu
 }
 
@@ -484,6 +491,13 @@ func (db *DB) autocommit(fn func(*Tx) error) error {
 	return tx.Commit()
 }
 
+// fail records the failure that fails every later commit. The caller
+// holds publishMu.
+func (db *DB) fail(err error) {
+	db.failed = err
+	db.failure.Store(&err)
+}
+
 // write is one resolved tablet write: chunk key and column ids.
 type write struct {
 	typ    schema.TypeID
@@ -523,6 +537,10 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		db.commitMu.Unlock()
 		return fmt.Errorf("commit: %w", errs.ErrClosed)
 	}
+	if p := db.failure.Load(); p != nil {
+		db.commitMu.Unlock()
+		return fmt.Errorf("commit: %w", *p)
+	}
 	if db.pending != base {
 		view = nil
 	}
@@ -558,7 +576,13 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 	defer db.inflight.Done()
 
 	var syncErr error
-	if db.log != nil {
+	switch {
+	case db.log == nil:
+	case len(kept) > 0:
+		// The Delta commit of a direct write is durable once published:
+		// its log record must be durable first, whatever the sync mode.
+		syncErr = db.log.SyncNow(lsn)
+	default:
 		syncErr = db.log.Sync(lsn)
 	}
 
@@ -570,7 +594,7 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 	db.published = seq
 	db.turn.Broadcast()
 	if db.failed == nil && syncErr != nil {
-		db.failed = fmt.Errorf("the log failed; reopen the database: %w", syncErr)
+		db.fail(fmt.Errorf("the log failed; reopen the database: %w", syncErr))
 	}
 	if db.failed != nil {
 		return fmt.Errorf("commit: %w", db.failed)
@@ -578,13 +602,13 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 	for _, p := range kept {
 		if err := db.publishDirect(p, cat, lsn); err != nil {
 			// The log holds the commit: reopening publishes it.
-			db.failed = fmt.Errorf("%w (reopen the database to finish the commit)", err)
+			db.fail(fmt.Errorf("%w (reopen the database to finish the commit)", err))
 			return fmt.Errorf("commit: %w", db.failed)
 		}
 		p.published = true
 	}
 	if err := db.apply(writes); err != nil {
-		db.failed = err
+		db.fail(err)
 		return fmt.Errorf("commit: %w", err)
 	}
 	db.catalog.Store(cat)

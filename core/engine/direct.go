@@ -375,9 +375,15 @@ func (db *DB) keepDirect(parts []*directPart, cat *schema.Catalog, writes []writ
 	if len(parts) == 0 {
 		return nil
 	}
-	v := db.view.Load()
+	if db.beforeKeepDirect != nil {
+		db.beforeKeepDirect()
+	}
 	db.writesMu.Lock()
 	defer db.writesMu.Unlock()
+	// The view after the lock: a commit leaves typeWrites only once its
+	// rows are in the memtable or its files in the view, so a count of
+	// zero read now covers every earlier commit.
+	v := db.view.Load()
 	var kept []*directPart
 	for _, p := range parts {
 		if db.canStayDirect(v, p, cat, writes) {

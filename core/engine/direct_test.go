@@ -547,3 +547,170 @@ func permute[T any](v []T, perm []int) []T {
 	}
 	return out
 }
+
+// TestCommitsAfterAFailedPublicationAppendNothing: once a commit's
+// publication failed, later commits fail without reaching the log, so a
+// later direct write can never be replayed out of order with them.
+func TestCommitsAfterAFailedPublicationAppendNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDirect(t, dir)
+	db.fault = func(step string) error {
+		if step == "attach" {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	x, xWant := seriesTablet(0, 5000, 1)
+	require.ErrorIs(t, db.Insert("T", "x", x), errs.ErrIO)
+	db.fault = nil
+	end := db.log.End()
+	small, _ := seriesTablet(100, 10, 0)
+	require.ErrorIs(t, db.Insert("T", "d1", small), errs.ErrIO)
+	big, _ := seriesTablet(0, 5000, 7)
+	require.ErrorIs(t, db.Insert("T", "d1", big), errs.ErrIO)
+	assert.Equal(t, end, db.log.End(), "a commit after the failure reached the log")
+	require.NoError(t, db.Close())
+
+	db = openDirect(t, dir)
+	defer db.Close()
+	rows := rowsOf(t, db, "T")
+	assert.Len(t, rows, 1)
+	checkSeries(t, db, "x", xWant)
+}
+
+// TestDirectWriteLogRecordIsDurableFirst: with sync "normal" a commit does
+// not wait for its record's fsync, but a direct write's does, before its
+// Delta commit makes the files durable: a machine crash cannot leave the
+// files published and the rest of the transaction lost.
+func TestDirectWriteLogRecordIsDurableFirst(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "db"), Options{Sync: wal.SyncNormal})
+	require.NoError(t, err)
+	defer db.Close()
+	db.directBytes = 1 << 10
+	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE T; CREATE PROPERTY T.k INT64"))
+	var durable, end wal.LSN
+	db.fault = func(step string) error {
+		if step == "attach" {
+			durable, end = db.log.Durable(), db.log.End()
+		}
+		return nil
+	}
+	big, _ := seriesTablet(0, 5000, 4)
+	require.NoError(t, db.Insert("T", "d1", big))
+	require.Equal(t, uint64(1), db.Stats().DirectWrites)
+	assert.Positive(t, end)
+	assert.Equal(t, end, durable, "the Delta commit was written before its log record was durable")
+}
+
+// TestConcurrentDirectAndLogWritesKeepTheNewest: writers on their own
+// devices alternate large (direct) and small (log) writes over the same
+// keys, alongside each other's commits, hand-overs and flushes; every key
+// ends with its writer's last value, before and after reopening.
+func TestConcurrentDirectAndLogWritesKeepTheNewest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db, err := Open(dir, Options{Sync: wal.SyncOff, MemtableBudget: 256 << 10})
+	require.NoError(t, err)
+	db.directBytes = 8 << 10 // 1,000 rows go direct, 100 do not
+	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE T; CREATE PROPERTY T.k INT64"))
+	const writers, commits, keys = 4, 24, 1000
+	want := make([]map[int64]int64, writers)
+	errc := make(chan error, writers)
+	for w := range writers {
+		want[w] = map[int64]int64{}
+		go func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			dev := fmt.Sprint("w", w)
+			next := int64(0) // large writes append at next, or rewrite old ranges
+			for c := range commits {
+				n, from := keys, next
+				switch r := rng.IntN(3); {
+				case r == 0 && next > 0: // small: over earlier keys, through the log
+					n, from = 100, rng.Int64N(next)
+				case r == 1 && next > 0: // large over an old range: falls back to the log
+					from = rng.Int64N(next)
+				default:
+					next += keys
+				}
+				times := make([]int64, n)
+				ks := make([]int64, n)
+				for i := range times {
+					times[i] = from + int64(i)
+					ks[i] = int64(c*1000 + w)
+					want[w][times[i]] = ks[i]
+				}
+				if err := db.Insert("T", dev, int64Tablet(times, map[string][]int64{"k": ks})); err != nil {
+					errc <- err
+					return
+				}
+				if c%8 == 7 && w == 0 {
+					if err := db.Flush(); err != nil {
+						errc <- err
+						return
+					}
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for range writers {
+		require.NoError(t, <-errc)
+	}
+	check := func(db *DB, when string) {
+		rows := rowsOf(t, db, "T")
+		for w := range writers {
+			got := rows[fmt.Sprint("w", w)]
+			require.Len(t, got, len(want[w]), "%s: writer %d", when, w)
+			for tm, k := range want[w] {
+				require.Equal(t, k, got[tm]["k"], "%s: writer %d at %d", when, w, tm)
+			}
+		}
+	}
+	check(db, "before reopening")
+	assert.Positive(t, db.Stats().DirectWrites)
+	require.NoError(t, db.Close())
+	db, err = Open(dir, Options{Sync: wal.SyncOff})
+	require.NoError(t, err)
+	defer db.Close()
+	check(db, "after reopening")
+}
+
+// TestDirectWriteWaitsForAnEarlierOneToLeave: a direct write checked just
+// as an earlier direct write of the same keys finishes publishing sees its
+// files (the view is read under the lock the earlier one leaves by), goes
+// through the log instead, and its values win.
+func TestDirectWriteWaitsForAnEarlierOneToLeave(t *testing.T) {
+	db := openDirect(t, filepath.Join(t.TempDir(), "db"))
+	defer db.Close()
+	atAttach, release := make(chan struct{}), make(chan struct{})
+	first := true
+	db.fault = func(step string) error {
+		if step == "attach" && first { // D1, publishing: hold it until D2 is checked
+			first = false
+			close(atAttach)
+			<-release
+		}
+		return nil
+	}
+	d1Done, errc := make(chan error, 1), make(chan error, 1)
+	checks := 0
+	db.beforeKeepDirect = func() { // under commitMu
+		if checks++; checks == 2 { // D2 is being checked: let D1 finish first
+			close(release)
+			d1Done <- <-errc
+		}
+	}
+	d1, _ := seriesTablet(0, 5000, 1)
+	go func() { errc <- db.Insert("T", "d1", d1) }()
+	<-atAttach
+	d2, want := seriesTablet(1000, 1000, 2)
+	require.NoError(t, db.Insert("T", "d1", d2))
+	require.NoError(t, <-d1Done)
+	assert.Equal(t, uint64(1), db.Stats().DirectWrites, "D2 stayed direct over D1's keys")
+	got := rowsOf(t, db, "T")["d1"]
+	for tm, k := range want {
+		require.Equal(t, k, got[tm]["k"], "at %d", tm)
+	}
+	require.NoError(t, db.Flush())
+	got = rowsOf(t, db, "T")["d1"]
+	require.Equal(t, want[1500], got[1500]["k"])
+}

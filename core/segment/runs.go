@@ -111,8 +111,15 @@ func (w *Writer) runBytes(t *tablet.Tablet, from, n int) int64 {
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		switch {
-		case tablet.VarWidth(c.Type):
+		case tablet.VarWidth(c.Type) && c.Validity == nil:
 			b += int64(c.Offsets[c.Offset+from+n]-c.Offsets[c.Offset+from]) + 4*int64(n)
+		case tablet.VarWidth(c.Type): // a null's slot may span bytes, which are not written
+			for i := from; i < from+n; i++ {
+				if c.Valid(i) {
+					b += int64(c.Offsets[c.Offset+i+1] - c.Offsets[c.Offset+i])
+				}
+			}
+			b += 4 * int64(n)
 		case tablet.Width(c.Type) > 0:
 			b += int64(tablet.Width(c.Type)) * int64(n)
 		default: // Boolean

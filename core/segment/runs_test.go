@@ -5,12 +5,15 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
 )
 
 // TestAppendRunsWritesWhatAppendWrites: devices of 1 to thousands of rows
@@ -104,4 +107,57 @@ func TestAppendRunsRefusesBadRuns(t *testing.T) {
 			assert.Equal(t, int64(3), info.Rows)
 		})
 	}
+}
+
+// TestAppendRunsCountsBytesAsAppendDoes: null strings whose slots hold
+// bytes (Arrow allows it) and a device continued across calls and within
+// one: still the bytes of one Append per run.
+func TestAppendRunsCountsBytesAsAppendDoes(t *testing.T) {
+	layout := Layout{Columns: []Column{{ID: 1, Name: "s", Type: schema.String}}}
+	var devs, vals []string
+	var valid []bool
+	var times []int64
+	bounds := []int{0}
+	for d := range 200 {
+		for i := range 3 {
+			vals = append(vals, strings.Repeat("x", 40+d%7))
+			valid = append(valid, (d+i)%3 == 0)
+			times = append(times, int64(i))
+		}
+		devs = append(devs, fmt.Sprintf("dev-%04d", d))
+		bounds = append(bounds, len(times))
+	}
+	tb := &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Strings("s", vals, valid)}}
+	opts := WriterOptions{RowGroupBytes: 4096}
+	dir := t.TempDir()
+	one, err := Create(filepath.Join(dir, "one.parquet"), layout, opts)
+	require.NoError(t, err)
+	for i, d := range devs {
+		require.NoError(t, one.Append(d, tb.Slice(bounds[i], bounds[i]+1)))
+		require.NoError(t, one.Append(d, tb.Slice(bounds[i]+1, bounds[i+1])))
+	}
+	_, err = one.Close()
+	require.NoError(t, err)
+
+	runs, err := Create(filepath.Join(dir, "runs.parquet"), layout, opts)
+	require.NoError(t, err)
+	// Device 0 across two calls; devices 100 on, each as two runs of one call.
+	require.NoError(t, runs.AppendRuns(devs[:1], []int{0, 1}, tb))
+	require.NoError(t, runs.AppendRuns(devs[:100], append([]int{1}, bounds[1:101]...), tb))
+	var twice []string
+	var cuts []int
+	for d := 100; d < 200; d++ {
+		twice = append(twice, devs[d], devs[d])
+		cuts = append(cuts, bounds[d], bounds[d]+1)
+	}
+	cuts = append(cuts, bounds[200])
+	require.NoError(t, runs.AppendRuns(twice, cuts, tb))
+	_, err = runs.Close()
+	require.NoError(t, err)
+
+	a, err := os.ReadFile(filepath.Join(dir, "one.parquet"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "runs.parquet"))
+	require.NoError(t, err)
+	require.Equal(t, a, b, "AppendRuns wrote a different file")
 }

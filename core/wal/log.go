@@ -534,6 +534,26 @@ func (l *Log) Sync(lsn LSN) error {
 	return l.groupSync(uint64(lsn))
 }
 
+// SyncNow is Sync in every mode but off: it returns once the record at
+// lsn is on disk even with SyncNormal, for a commit that makes something
+// else durable (a Parquet file and its Delta commit) which must not
+// outlive the record naming it. With SyncOff nothing is made durable.
+func (l *Log) SyncNow(lsn LSN) error {
+	if l.closed.Load() {
+		return l.closedErr()
+	}
+	if err := l.failed(); err != nil {
+		return err
+	}
+	if l.opts.Sync == SyncOff {
+		return nil
+	}
+	if uint64(lsn) >= l.written.Load() {
+		return fmt.Errorf("wal sync of lsn %d: past the end of the log: %w", lsn, errs.ErrInvalidArgument)
+	}
+	return l.groupSync(uint64(lsn))
+}
+
 // groupSync returns once durable > lsn, leading an fsync when none is in
 // flight and following the running one otherwise.
 func (l *Log) groupSync(lsn uint64) error {
@@ -720,6 +740,10 @@ func (l *Log) deleteOldest(n int) error {
 // of the next record, comparable with record LSNs. Called right after an
 // Append by the only appender, it is where that record ends.
 func (l *Log) End() LSN { return LSN(l.written.Load()) }
+
+// Durable returns the position up to which records are known to be on
+// disk.
+func (l *Log) Durable() LSN { return LSN(l.durable.Load()) }
 
 // Active returns the number of the segment appends go to.
 func (l *Log) Active() uint64 {

@@ -660,3 +660,16 @@ func TestReplayAfterOpenReadsEachSegmentOnce(t *testing.T) {
 	require.ErrorIs(t, err, errs.ErrCorrupt)
 	assert.Contains(t, err.Error(), filepath.Base(segs[0]))
 }
+
+// TestSyncNowMakesARecordDurableInNormalMode: Sync leaves SyncNormal's
+// records to the background flusher; SyncNow waits for the fsync.
+func TestSyncNowMakesARecordDurableInNormalMode(t *testing.T) {
+	l := openLog(t, t.TempDir(), Options{Sync: SyncNormal, Interval: time.Hour})
+	lsn, err := l.Append(1, []byte("record"))
+	require.NoError(t, err)
+	require.NoError(t, l.Sync(lsn))
+	assert.LessOrEqual(t, l.Durable(), lsn, "Sync in normal mode waited for an fsync")
+	require.NoError(t, l.SyncNow(lsn))
+	assert.Greater(t, l.Durable(), lsn)
+	assert.Equal(t, l.End(), l.Durable())
+}
