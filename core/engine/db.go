@@ -100,6 +100,7 @@ type DB struct {
 	typeWrites map[schema.TypeID]int
 	closed     atomic.Bool
 	inflight   sync.WaitGroup // commits between append and publish
+	directing  sync.WaitGroup // direct writes writing their files (before the commit mutex)
 
 	// publishMu and published make commits publish in log order.
 	publishMu sync.Mutex
@@ -377,6 +378,7 @@ func (db *DB) Close() error {
 		return fmt.Errorf("close: %w", errs.ErrClosed)
 	}
 	db.commitMu.Unlock()
+	db.directing.Wait()
 	db.inflight.Wait()
 	defer gcpace.Untrack(db)
 	var err error
@@ -526,7 +528,18 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		return fmt.Errorf("commit: %w", err)
 	}
 	// Large inserts are written to Parquet before the commit mutex, so
-	// that other commits go on meanwhile (see direct.go).
+	// that other commits go on meanwhile (see direct.go). Close waits for
+	// them, so that no file appears after it has dropped the lock.
+	if db.directSizes(view, entries) != nil {
+		db.commitMu.Lock()
+		if db.closed.Load() {
+			db.commitMu.Unlock()
+			return fmt.Errorf("commit: %w", errs.ErrClosed)
+		}
+		db.directing.Add(1)
+		db.commitMu.Unlock()
+		defer db.directing.Done() // after dropDirect, deferred below
+	}
 	direct, err := db.writeDirect(view, entries, longs)
 	if err != nil {
 		return fmt.Errorf("commit: %w", err)

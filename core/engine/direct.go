@@ -76,12 +76,9 @@ type directPart struct {
 // the directory of a type being created could be removed by a checkpoint
 // before the commit publishes it. On error it removes what it wrote.
 func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInsert) ([]*directPart, error) {
-	if db.log == nil || cat == nil || len(entries) == 0 {
+	bytesOf := db.directSizes(cat, entries)
+	if bytesOf == nil {
 		return nil, nil
-	}
-	bytesOf := map[string]int{}
-	for _, e := range entries {
-		bytesOf[e.typ] += tablet.AppendSize(e.t)
 	}
 	published := db.catalog.Load()
 	var parts []*directPart
@@ -118,6 +115,24 @@ func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInse
 		}
 	}
 	return parts, nil
+}
+
+// directSizes returns the bytes of entries per type, or nil when no type
+// has enough for a direct write.
+func (db *DB) directSizes(cat *schema.Catalog, entries []entry) map[string]int {
+	if db.log == nil || cat == nil || len(entries) == 0 {
+		return nil
+	}
+	bytesOf := map[string]int{}
+	large := false
+	for _, e := range entries {
+		bytesOf[e.typ] += tablet.AppendSize(e.t)
+		large = large || bytesOf[e.typ] >= db.directBytes
+	}
+	if !large {
+		return nil
+	}
+	return bytesOf
 }
 
 // writeDirectType writes the entries of ty into new files; nil when they

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -713,4 +714,35 @@ func TestDirectWriteWaitsForAnEarlierOneToLeave(t *testing.T) {
 	require.NoError(t, db.Flush())
 	got = rowsOf(t, db, "T")["d1"]
 	require.Equal(t, want[1500], got[1500]["k"])
+}
+
+// TestCloseWaitsForADirectWrite: a direct write writing its files when
+// Close is called fails with ErrClosed and leaves no file (Close waits for
+// it, so that no file appears in a directory whose lock was dropped).
+func TestCloseWaitsForADirectWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDirect(t, dir)
+	writing, release := make(chan struct{}), make(chan struct{})
+	db.fault = func(step string) error {
+		if step == "direct" {
+			close(writing)
+			<-release
+		}
+		return nil
+	}
+	big, _ := seriesTablet(0, 5000, 4)
+	inserted := make(chan error, 1)
+	go func() { inserted <- db.Insert("T", "d1", big) }()
+	<-writing
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	for !db.closed.Load() { // Close has begun: it waits for the write
+		runtime.Gosched()
+	}
+	close(release)
+	require.NoError(t, <-closed)
+	files, err := filepath.Glob(filepath.Join(dir, tablesDir, "*", "*.parquet"))
+	require.NoError(t, err)
+	assert.Empty(t, files, "files of the direct write remain after Close returned")
+	require.ErrorIs(t, <-inserted, errs.ErrClosed)
 }

@@ -198,8 +198,9 @@ func (l *Log) dropCheckpointed(seqs []uint64) ([]uint64, error) {
 	return seqs[i:], nil
 }
 
-// keepLoaded bounds the bytes of segments that Open keeps for the replay.
-const keepLoaded = 256 << 20
+// keepLoaded bounds the bytes of segments that Open keeps for the replay:
+// memory held during the replay on top of the memtable it fills.
+const keepLoaded = 32 << 20
 
 // load validates the existing segments and opens the last one.
 func (l *Log) load(seqs []uint64) error {
