@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
@@ -60,15 +61,16 @@ func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
 
 	var srcs deviceSources
 	for _, f := range files {
-		names := memtable.PrefixRange(f.Devices(), prefix)
-		srcs = append(srcs, &deviceSource{names: names, info: func(name string) (int64, int64, int64) {
-			first, last, _ := f.DeviceTimes(name)
-			return f.DeviceRows(name), first, last
+		all := f.Devices()
+		names := memtable.PrefixRange(all, prefix)
+		base, _ := slices.BinarySearch(all, prefix) // where names starts in all
+		srcs = append(srcs, &deviceSource{names: names, info: func(i int, _ string) (int64, int64, int64) {
+			return f.DeviceAt(base + i)
 		}})
 	}
 	for _, m := range mems {
 		names := m.DevicesWithPrefix(ty.ID, prefix)
-		srcs = append(srcs, &deviceSource{names: names, info: func(name string) (int64, int64, int64) {
+		srcs = append(srcs, &deviceSource{names: names, info: func(_ int, name string) (int64, int64, int64) {
 			c, ok := m.Lookup(ty.ID, name)
 			if !ok {
 				return 0, 0, 0
@@ -89,7 +91,7 @@ func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
 	for len(h) > 0 {
 		s := h[0]
 		name := s.names[s.pos]
-		rows, first, last := s.info(name)
+		rows, first, last := s.info(s.pos, name)
 		if n := len(out); n > 0 && out[n-1].Name == name {
 			d := &out[n-1]
 			if rows > 0 {
@@ -115,7 +117,7 @@ func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
 type deviceSource struct {
 	names []string
 	pos   int
-	info  func(name string) (rows, first, last int64)
+	info  func(i int, name string) (rows, first, last int64) // of names[i]
 }
 
 // deviceSources is a min-heap of sources by their next name.

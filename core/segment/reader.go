@@ -233,6 +233,12 @@ func (f *File) DeviceTimes(device string) (first, last int64, ok bool) {
 	return f.spans[i][0], f.spans[i][1], true
 }
 
+// DeviceAt returns the rows and the first and last time of the file's
+// device i (an index into Devices): no search, for a walk of them all.
+func (f *File) DeviceAt(i int) (rows, first, last int64) {
+	return f.starts[i+1] - f.starts[i], f.spans[i][0], f.spans[i][1]
+}
+
 // DeviceRows returns the number of rows of device in the file.
 func (f *File) DeviceRows(device string) int64 {
 	lo, hi := f.device(device)

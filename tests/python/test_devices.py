@@ -36,3 +36,17 @@ def test_devices_and_prefix_scans(schema_db: arcadego.Database, flushed: bool) -
     assert len(got["device"]) == 2 * len(want_devs) + 1  # dev-007 has a third row
     with pytest.raises(arcadego.NotFoundError):
         schema_db.devices("Nope")
+
+
+def test_device_names_with_quotes_and_backslashes(mem_db: arcadego.Database) -> None:
+    """devices() returns every name as written: quotes, backslashes and
+    non-ASCII included (the library writes its JSON by hand)."""
+    mem_db.execute("CREATE DOCUMENT TYPE Q; CREATE PROPERTY Q.k INT64")
+    names = ['plain', 'with "quotes"', "back\\slash", "é☃ünï", "tab-less/slash", ""]
+    for i, name in enumerate(names):
+        mem_db.insert("Q", {"time": [i, i + 1], "k": [1, 2]}, device=name)
+    got = mem_db.devices("Q")
+    assert got["device"] == sorted(names)
+    for name, rows, first, last in zip(got["device"], got["rows"], got["first"], got["last"]):
+        i = names.index(name)
+        assert (rows, first, last) == (2, i, i + 1)
