@@ -65,9 +65,10 @@
 // Then, in log order, the tablets go into the memtable and the catalog is
 // published with one atomic store: readers never lock the catalog.
 // Validation happens before the append, so a failed commit leaves nothing
-// on disk or in memory. A failed fsync poisons the database: its state on
-// disk is unknown, and every later commit returns the error (see
-// core/wal). Such a commit, and those appended after it, were written to
+// on disk or in memory. A failed fsync, or a commit that could not be
+// published, poisons the database: its state on disk is unknown, and every
+// later commit returns the error without appending (see core/wal). Such a
+// commit, and those appended before the failure was known, were written to
 // the log, so reopening may replay them: an I/O error from Commit means
 // "unknown", not "not committed".
 //
