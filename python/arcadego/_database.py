@@ -264,6 +264,30 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
     return inp
 
 
+# Columns from which a DataFrame counts as wide: building a Series per
+# column is then most of an insert, and the short path below takes one
+# 2-D array per dtype instead.
+_WIDE = 64
+
+
+def _stacked_arrow(pa: Any, names: list[str], columns: list[Any], from_pandas: bool) -> Any:
+    """A pyarrow Table of equal-length 1-D numpy columns: one contiguous
+    2-D array and one Arrow conversion per dtype, sliced per column."""
+    import numpy as np
+
+    groups: dict[Any, list[int]] = {}
+    for i, c in enumerate(columns):
+        groups.setdefault(c.dtype, []).append(i)
+    arrays: list[Any] = [None] * len(names)
+    for positions in groups.values():
+        block = np.stack([columns[i] for i in positions])  # one row per column
+        rows = block.shape[1]
+        flat = pa.array(block.reshape(-1), from_pandas=from_pandas)
+        for j, i in enumerate(positions):
+            arrays[i] = flat.slice(j * rows, rows)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
 def _numeric_frame_to_arrow(pa: Any, df: Any) -> Any:
     """A DataFrame whose columns are all plain numpy numbers, booleans or
     naive datetimes, as a pyarrow Table, column by column from one 2-D
@@ -274,20 +298,18 @@ def _numeric_frame_to_arrow(pa: Any, df: Any) -> Any:
 
     dtypes = list(df.dtypes)
     names = list(df.columns)
-    if (len(names) < 64 or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names)
+    if (len(names) < _WIDE or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names)
             or not all(isinstance(d, np.dtype) and d.kind in "biufM" for d in dtypes)):
         return None
     groups: dict[Any, list[int]] = {}
     for i, d in enumerate(dtypes):
         groups.setdefault(d, []).append(i)
-    arrays: list[Any] = [None] * len(names)
+    columns: list[Any] = [None] * len(names)
     for positions in groups.values():
         block = np.ascontiguousarray(df.iloc[:, positions].to_numpy().T)  # one row per column
-        flat = pa.array(block.reshape(-1), from_pandas=True)  # one conversion, then slices
-        rows = block.shape[1]
         for j, i in enumerate(positions):
-            arrays[i] = flat.slice(j * rows, rows)
-    return pa.Table.from_arrays(arrays, names=names)
+            columns[i] = block[j]
+    return _stacked_arrow(pa, names, columns, from_pandas=True)
 
 
 def _decimals_as_double(data: Any) -> Any:
