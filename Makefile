@@ -80,6 +80,7 @@ bench-python: venv
 	$(VENV)/bin/python tests/bench/bench_ingest.py
 	$(VENV)/bin/python tests/bench/bench_storage.py
 	$(VENV)/bin/python tests/bench/bench_devices.py
+	$(VENV)/bin/python tests/bench/bench_template.py
 
 demo: venv
 	$(VENV)/bin/python python/examples/demo.py

@@ -339,6 +339,19 @@ int arcadego_devices(arcadego_db *db, const char *request_json, char **json_out,
 int arcadego_flush(arcadego_db *db, char **err);
 
 /*
+** Write a consistent copy of the database into directory `dest`, which
+** must not exist or be empty: every commit acknowledged before the call.
+** Parquet files are hard-linked where `dest` is on the same file system,
+** the rest (manifest, catalog snapshot, log, Delta logs) is copied, so a
+** copy of a database holding only its schema takes about a millisecond.
+** The copy is opened with arcadego_open like any database. Commits go on
+** meanwhile; flushes wait. ARCADEGO_ALREADY_EXISTS: `dest` is not empty;
+** ARCADEGO_INVALID_ARGUMENT: the database is in memory; ARCADEGO_IO: a
+** copy failed (nothing is left at `dest`).
+*/
+int arcadego_clone(arcadego_db *db, const char *dest, char **err);
+
+/*
 ** Flush (see arcadego_flush), then write a snapshot of the catalog and
 ** delete the log segments that the flushed data covers, so that the next
 ** open replays less. Status codes as arcadego_flush.

@@ -375,6 +375,21 @@ func ag_go_flush(db C.uintptr_t, cerr **C.char) C.int {
 	})
 }
 
+//export ag_go_clone
+func ag_go_clone(db C.uintptr_t, dest *C.char, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		path, err := goString("clone destination", dest)
+		if err != nil {
+			return err
+		}
+		return d.db.Clone(path)
+	})
+}
+
 //export ag_go_checkpoint
 func ag_go_checkpoint(db C.uintptr_t, cerr **C.char) C.int {
 	return call(cerr, func() error {

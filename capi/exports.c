@@ -195,6 +195,11 @@ int arcadego_flush(arcadego_db *db, char **err) {
   return ag_go_flush((uintptr_t)db, err);
 }
 
+int arcadego_clone(arcadego_db *db, const char *dest, char **err) {
+  GUARD(err);
+  return ag_go_clone((uintptr_t)db, (char *)dest, err);
+}
+
 int arcadego_checkpoint(arcadego_db *db, char **err) {
   GUARD(err);
   return ag_go_checkpoint((uintptr_t)db, err);

@@ -55,7 +55,7 @@ type DB struct {
 	// under stateMu, and its memtable is handed over under publishMu too.
 	view   atomic.Pointer[view]
 	budget int64
-	man    *manifest // the last manifest written; the flusher's (Open's before it starts)
+	man    *manifest // the last manifest written; guarded by deltaMu (Open needs none)
 
 	// stateMu guards hand-overs and view changes, stopping, retry,
 	// flushing and flushRuns; stateCond signals them. Lock order: publishMu, stateMu.

@@ -44,6 +44,9 @@
 // straight to Parquet files, which its log record names and which are
 // added to the Delta log when the commit publishes.
 //
+// Clone (clone.go) copies the directory of an open database while
+// flushes and checkpoints wait: Parquet files hard-linked, the rest copied.
+//
 // Reopen reads the manifest, the catalog snapshot, each type's Delta log
 // and the files it lists, then replays the log from the checkpoint (a
 // replay that passes the budget flushes and checkpoints on the way). A

@@ -882,6 +882,8 @@ func layoutOf(ty *schema.Type) segment.Layout {
 // flushed memtable's end and catalog, not the memtable, so that the
 // memtable's memory can go while the checkpoint waits for its fsyncs.
 func (db *DB) checkpoint(end wal.LSN, snap, cur *schema.Catalog) error {
+	db.deltaMu.Lock() // a clone reads the manifest, snapshot and segments
+	defer db.deltaMu.Unlock()
 	if err := db.injected("checkpoint"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}

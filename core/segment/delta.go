@@ -56,6 +56,9 @@ type Table struct {
 
 const logDirName = "_delta_log"
 
+// LogDirName is the directory of a table's Delta log.
+const LogDirName = logDirName
+
 // versionName is the file name of version v: 20 digits and ".json".
 func versionName(v int64) string { return fmt.Sprintf("%020d.json", v) }
 

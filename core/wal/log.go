@@ -198,6 +198,25 @@ func (l *Log) dropCheckpointed(seqs []uint64) ([]uint64, error) {
 	return seqs[i:], nil
 }
 
+// SegmentFile is a live segment and how many of its bytes hold records.
+type SegmentFile struct {
+	Path string
+	Size int64
+}
+
+// Files returns the live segments, oldest first, each with the bytes that
+// hold its records as of now (the active one's preallocated tail left
+// out): what a copy of the log up to End needs.
+func (l *Log) Files() []SegmentFile {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]SegmentFile, len(l.segs))
+	for i, s := range l.segs {
+		out[i] = SegmentFile{Path: l.path(s.seq), Size: s.size}
+	}
+	return out
+}
+
 // keepLoaded bounds the bytes of segments that Open keeps for the replay:
 // memory held during the replay on top of the memtable it fills.
 const keepLoaded = 32 << 20

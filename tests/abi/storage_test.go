@@ -2,6 +2,7 @@ package abi_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,7 +13,7 @@ import (
 // is present only while a flush is failing).
 var statsKeys = []string{
 	"memtable_bytes", "immutable_memtables", "immutable_bytes", "memtable_budget",
-	"flushes", "flushed_rows", "flushed_bytes", "checkpoints", "stalls", "stall_nanos",
+	"flushes", "flushed_rows", "flushed_bytes", "direct_writes", "checkpoints", "stalls", "stall_nanos",
 	"wal_bytes", "wal_segments", "fsyncs", "types",
 }
 
@@ -91,4 +92,30 @@ func TestDataSurvivesCheckpointAndReopen(t *testing.T) {
 
 	again := openDB(t, dir, "")
 	assert.Equal(t, before, state(t, again))
+}
+
+// TestClone: arcadego_clone copies an open database into an empty
+// directory, which opens with the same rows; a non-empty directory, a
+// database in memory and a closed handle are refused with their codes.
+func TestClone(t *testing.T) {
+	root := t.TempDir()
+	db := openDB(t, filepath.Join(root, "db"), "")
+	execDDL(t, db, schemaAB)
+	code, msg := insert(t, db, "A", "d1", goodBatch(t))
+	requireOK(t, code, msg, "insert")
+	dest := filepath.Join(root, "copy")
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.clone(db, cstr(dest), e) })
+	requireOK(t, code, msg, "clone")
+	copyDB := openDB(t, dest, "")
+	assert.Equal(t, state(t, db), state(t, copyDB))
+
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.clone(db, cstr(dest), e) })
+	assert.Equal(t, codeAlreadyExists, code, msg)
+	mem := openDB(t, "", "")
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.clone(mem, cstr(filepath.Join(root, "m")), e) })
+	assert.Equal(t, codeInvalidArgument, code, msg)
+	code, _ = callErr(t, func(e *uintptr) int32 { return lib.clone(0xfeedface, cstr(filepath.Join(root, "x")), e) })
+	assert.Equal(t, codeClosed, code)
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.clone(db, nil, e) })
+	assert.Equal(t, codeInvalidArgument, code, msg)
 }
