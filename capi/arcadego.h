@@ -140,6 +140,14 @@ const char *arcadego_version(void);
 **                  the log and later to Parquet again; the log records the
 **                  files. Where they could meet older rows of the same
 **                  devices and times still in memory, they go the usual way.
+**   "read_only":   false (default) | true: open an existing database that
+**                  another process (or handle) may be writing, without its
+**                  lock and without writing a byte. The handle sees the
+**                  database as it was on disk when it opened and nothing
+**                  committed after (open again to see more); transactions,
+**                  inserts, DDL, arcadego_flush, arcadego_checkpoint and
+**                  arcadego_clone give ARCADEGO_INVALID_ARGUMENT. A path
+**                  without a database gives ARCADEGO_NOT_FOUND.
 ** On success *out is a new handle that the caller closes with
 ** arcadego_close(); on failure *out is NULL. Bad options give
 ** ARCADEGO_INVALID_ARGUMENT naming the problem. A directory open in

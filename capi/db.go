@@ -51,6 +51,7 @@ type openOptions struct {
 	TimeColumn     *string `json:"time_column"`
 	MemtableBudget *int64  `json:"memtable_budget"`
 	DirectWrite    *int64  `json:"direct_write_bytes"`
+	ReadOnly       *bool   `json:"read_only"`
 }
 
 // parseOpenOptions turns options_json (NULL: defaults) into engine options
@@ -88,6 +89,9 @@ func parseOpenOptions(cjson *C.char) (engine.Options, string, error) {
 				*o.DirectWrite, engine.DefaultDirectWriteBytes, errs.ErrInvalidArgument)
 		}
 		opts.DirectWriteBytes = *o.DirectWrite
+	}
+	if o.ReadOnly != nil {
+		opts.ReadOnly = *o.ReadOnly
 	}
 	if o.TimeColumn != nil {
 		timeColumn = *o.TimeColumn

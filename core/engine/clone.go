@@ -29,6 +29,9 @@ func (db *DB) Clone(dest string) (err error) {
 	if db.log == nil {
 		return fmt.Errorf("clone: the database is in memory: %w", errs.ErrInvalidArgument)
 	}
+	if err := db.readOnly("clone"); err != nil {
+		return err
+	}
 	if err := prepareCloneDir(dest); err != nil {
 		return fmt.Errorf("clone to %q: %w", dest, err)
 	}

@@ -35,6 +35,11 @@ type Options struct {
 	// the memtable (see direct.go); 0 means DefaultDirectWriteBytes, -1
 	// never.
 	DirectWriteBytes int64
+	// ReadOnly opens a database that another process may hold for writing
+	// (see readonly.go): no lock is taken and no byte written; the
+	// database is as it was on disk when it was opened; commits, flushes
+	// and clones are refused.
+	ReadOnly bool
 }
 
 // DefaultDirectWriteBytes is the direct-write threshold of Options that
@@ -149,6 +154,12 @@ func Open(path string, opts Options) (*DB, error) {
 	db.turn = sync.NewCond(&db.publishMu)
 	db.stateCond = sync.NewCond(&db.stateMu)
 	db.view.Store(&view{mem: memtable.New(memtable.Options{}), tables: map[schema.TypeID]*table{}})
+	if opts.ReadOnly {
+		if path == "" {
+			return nil, fmt.Errorf("open: a database in memory cannot be opened read-only: %w", errs.ErrInvalidArgument)
+		}
+		return openReadOnly(db)
+	}
 	if path != "" {
 		if err := db.openDir(); err != nil {
 			db.release()
@@ -207,15 +218,8 @@ func (db *DB) openDir() error {
 		}
 	}
 	db.man = man
-	if man.Catalog != "" {
-		snap := filepath.Join(db.path, man.Catalog)
-		data, err := os.ReadFile(snap)
-		if err != nil {
-			return fmt.Errorf("open %q: catalog snapshot %s named by the manifest: %v: %w", db.path, snap, err, errs.ErrCorrupt)
-		}
-		if db.pending, err = schema.DecodeCatalog(data); err != nil {
-			return fmt.Errorf("open %q: catalog snapshot %s: %w", db.path, snap, err)
-		}
+	if err := db.readSnapshot(); err != nil {
+		return err
 	}
 	snap := db.pending
 	if err := db.recover(); err != nil {
@@ -223,6 +227,22 @@ func (db *DB) openDir() error {
 	}
 	db.appliedEnd = db.log.End()
 	return db.openTables(snap, db.pending)
+}
+
+// readSnapshot reads the catalog snapshot the manifest names, if any.
+func (db *DB) readSnapshot() error {
+	if db.man.Catalog == "" {
+		return nil
+	}
+	snap := filepath.Join(db.path, db.man.Catalog)
+	data, err := os.ReadFile(snap)
+	if err != nil {
+		return fmt.Errorf("open %q: catalog snapshot %s named by the manifest: %v: %w", db.path, snap, err, errs.ErrCorrupt)
+	}
+	if db.pending, err = schema.DecodeCatalog(data); err != nil {
+		return fmt.Errorf("open %q: catalog snapshot %s: %w", db.path, snap, err)
+	}
+	return nil
 }
 
 // checkNoData refuses a directory without a manifest that holds flushed
@@ -249,7 +269,7 @@ func (db *DB) checkNoData() error {
 
 // logOptions are the log's options for a database opened with opts.
 func logOptions(opts Options) wal.Options {
-	return wal.Options{Sync: opts.Sync, SegmentBytes: opts.SegmentBytes}
+	return wal.Options{Sync: opts.Sync, SegmentBytes: opts.SegmentBytes, ReadOnly: opts.ReadOnly}
 }
 
 // syncDir fsyncs a directory; tests replace it to see which are synced.
@@ -307,7 +327,7 @@ func (db *DB) makeDirs(logDir string) error {
 func (db *DB) recover() error {
 	overBudget := false
 	return db.log.ReplayFrom(wal.LSN(db.man.End), func(lsn wal.LSN, kind byte, payload []byte) error {
-		if overBudget {
+		if overBudget && !db.opts.ReadOnly { // a reader keeps the log's rows in memory
 			if err := db.recoveryFlush(lsn); err != nil {
 				return err
 			}
@@ -383,7 +403,7 @@ func (db *DB) Close() error {
 	defer gcpace.Untrack(db)
 	var err error
 	if db.log != nil {
-		if db.flushErr.Load() == nil && db.log.Stats().LiveBytes > closeCheckpointBytes {
+		if !db.opts.ReadOnly && db.flushErr.Load() == nil && db.log.Stats().LiveBytes > closeCheckpointBytes {
 			err = db.flushAll()
 		}
 		db.stopFlusher()
@@ -415,6 +435,9 @@ func (db *DB) Checkpoint() error { return db.flushCall("checkpoint") }
 func (db *DB) flushCall(op string) error {
 	if db.closed.Load() {
 		return fmt.Errorf("%s: %w", op, errs.ErrClosed)
+	}
+	if err := db.readOnly(op); err != nil {
+		return err
 	}
 	if err := db.flushAll(); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
@@ -454,6 +477,9 @@ func (db *DB) MemoryUsage() int64 {
 func (db *DB) Begin() (*Tx, error) {
 	if db.closed.Load() {
 		return nil, fmt.Errorf("begin: %w", errs.ErrClosed)
+	}
+	if err := db.readOnly("begin"); err != nil {
+		return nil, err
 	}
 	cat := db.catalog.Load()
 	return &Tx{db: db, base: cat, view: cat}, nil

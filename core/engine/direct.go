@@ -521,7 +521,7 @@ func (db *DB) attach(ty *schema.Type, adds []segment.AddFile, files []*dataFile,
 	}
 	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, int64(lsn)+1), Metadata: deltaMetadata(tb, ty), Adds: adds}
 	err = db.injected("attach")
-	if err == nil {
+	if err == nil && !db.opts.ReadOnly { // a reader adds the files to its view only
 		err = tb.delta.Commit(commit, db.syncing())
 	}
 	if err != nil {

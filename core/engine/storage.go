@@ -169,6 +169,9 @@ func (db *DB) openTables(snap, cat *schema.Catalog) error {
 	// commit. Only now: until replay has published the direct writes the
 	// log holds, their files are not in the Delta log yet.
 	for _, t := range tables {
+		if db.opts.ReadOnly {
+			break // the writer's files: not ours to delete
+		}
 		if _, err := t.delta.RemoveStrays(); err != nil {
 			return fmt.Errorf("open %q: %w", db.path, err)
 		}
@@ -198,7 +201,7 @@ func (db *DB) removeDroppedTables(snap, cat *schema.Catalog) (map[schema.TypeID]
 			live[schema.TypeID(id)] = true
 			continue
 		}
-		if _, ok := snap.TypeByID(schema.TypeID(id)); ok || id > uint64(lastType) {
+		if _, ok := snap.TypeByID(schema.TypeID(id)); ok || id > uint64(lastType) || db.opts.ReadOnly {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
@@ -840,6 +843,9 @@ func (db *DB) makeTableDir(id schema.TypeID) error {
 	dir := db.tableDir(id)
 	if _, err := os.Stat(dir); err == nil {
 		return nil
+	}
+	if db.opts.ReadOnly {
+		return fmt.Errorf("%s is missing, yet the log names files in it: %w", dir, errs.ErrCorrupt)
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("flush: create %s: %v: %w", dir, err, errs.ErrIO)

@@ -146,18 +146,24 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	if len(seqs) == 0 {
+		if opts.ReadOnly {
+			return nil, fmt.Errorf("open wal %s read-only: no segment: %w", dir, errs.ErrNotFound)
+		}
 		if l.f, err = l.createSegment(1); err != nil {
 			return nil, err
 		}
 		l.segs = []segment{{1, headerSize}}
 	} else if err := l.load(seqs); err != nil {
+		if l.f != nil {
+			l.f.Close()
+		}
 		return nil, err
 	}
 	last := l.segs[len(l.segs)-1]
 	l.alloc = last.size
 	l.written.Store(pos(last.seq, last.size))
 	l.durable.Store(l.written.Load())
-	if opts.Sync == SyncNormal {
+	if opts.Sync == SyncNormal && !opts.ReadOnly {
 		l.stop, l.done = make(chan struct{}), make(chan struct{})
 		go l.flusher()
 	}
@@ -182,8 +188,8 @@ func (l *Log) dropCheckpointed(seqs []uint64) ([]uint64, error) {
 	if !found {
 		return nil, corrupt(l.path(first), 0, "missing: the last checkpoint kept the log from this segment on")
 	}
-	if i == 0 {
-		return seqs, nil
+	if i == 0 || l.opts.ReadOnly {
+		return seqs[i:], nil
 	}
 	for _, seq := range seqs[:i] {
 		if err := os.Remove(l.path(seq)); err != nil {
@@ -263,7 +269,7 @@ func (l *Log) load(seqs []uint64) error {
 func (l *Log) loadSegment(seq uint64, last bool, buf *[]byte) (size int64, _ *os.File, err error) {
 	path := l.path(seq)
 	flag := os.O_RDONLY
-	if last {
+	if last && !l.opts.ReadOnly {
 		flag = os.O_RDWR
 	}
 	f, err := os.OpenFile(path, flag, 0)
@@ -287,6 +293,9 @@ func (l *Log) loadSegment(seq uint64, last bool, buf *[]byte) (size int64, _ *os
 		if !last || !(bytes.Equal(data, want[:len(data)]) || allZero(data)) {
 			return 0, nil, corrupt(path, 0, fmt.Sprintf("segment header is %d of %d bytes", len(data), headerSize))
 		}
+		if l.opts.ReadOnly { // being created by the writer: no record yet
+			return headerSize, f, nil
+		}
 		if _, err := f.WriteAt(want, 0); err != nil {
 			return 0, nil, ioErr("rewrite segment header", err)
 		}
@@ -302,6 +311,15 @@ func (l *Log) loadSegment(seq uint64, last bool, buf *[]byte) (size int64, _ *os
 	}
 
 	bad, _ := scanRecords(data, true, func(int, byte, []byte) error { return nil })
+	if l.opts.ReadOnly {
+		switch {
+		case bad == nil:
+			return int64(len(data)), f, nil
+		case last: // the writer's next record, not whole yet, or its preallocated tail
+			return int64(bad.off), f, nil
+		}
+		return 0, nil, corrupt(path, bad.off, bad.reason)
+	}
 	if bad == nil {
 		// A session with sync off may have left this segment in the page
 		// cache only; replay treats its records as durable, so make them so.
@@ -868,6 +886,9 @@ func (l *Log) Close() error {
 func (l *Log) usable() error {
 	if l.closed.Load() {
 		return l.closedErr()
+	}
+	if l.opts.ReadOnly {
+		return fmt.Errorf("wal %s: opened read-only: %w", l.dir, errs.ErrInvalidArgument)
 	}
 	return l.failed()
 }

@@ -60,6 +60,11 @@ type Options struct {
 	// end before it has lost its newest segments, errs.ErrCorrupt naming
 	// the first one missing.
 	Last uint64
+	// ReadOnly opens the log of a database another process may be writing:
+	// nothing is written, truncated, deleted or fsynced; segments older
+	// than First are ignored; the last segment's records end at its first
+	// record that is not whole (being written); Append and Rotate fail.
+	ReadOnly bool
 }
 
 // Validate reports what Open would refuse in o (kind errs.ErrInvalidArgument),

@@ -673,3 +673,43 @@ func TestSyncNowMakesARecordDurableInNormalMode(t *testing.T) {
 	assert.Greater(t, l.Durable(), lsn)
 	assert.Equal(t, l.End(), l.Durable())
 }
+
+// TestReadOnlyOpenWritesNothing: a read-only log of a log another handle
+// is writing sees its whole records, stops at one being written, refuses
+// appends, and leaves every byte of the directory as it was.
+func TestReadOnlyOpenWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	w := openLog(t, dir, Options{SegmentBytes: 4096})
+	want := appendN(t, w, 0, 60)
+	require.NoError(t, w.Sync(want[len(want)-1].lsn))
+	snapshot := func() map[string]string {
+		out := map[string]string{}
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		for _, e := range entries {
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			require.NoError(t, err)
+			out[e.Name()] = string(data)
+		}
+		return out
+	}
+	// A record half written at the end of the active segment.
+	segs, err := filepath.Glob(filepath.Join(dir, "*.wal"))
+	require.NoError(t, err)
+	active := segs[len(segs)-1]
+	f, err := os.OpenFile(active, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte{40, 0, 0, 0, 1, 2, 3}, int64(w.Files()[len(w.Files())-1].Size))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	before := snapshot()
+
+	r := openLog(t, dir, Options{ReadOnly: true, First: 1})
+	assert.Equal(t, want, replayAll(t, r))
+	_, err = r.Append(1, []byte("no"))
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	_, err = r.Rotate()
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	require.NoError(t, r.Close())
+	assert.Equal(t, before, snapshot(), "the read-only log changed the directory")
+}

@@ -87,7 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not os.path.isdir(os.path.join(args.path, "wal")):
             print(f"arcadego: no database at {args.path!r} (a database directory holds wal/)", file=sys.stderr)
             return 1
-        with arcadego.connect(args.path, auto_create=getattr(args, "create", False)) as db:
+        # Reading commands open read-only: they work beside a process that
+        # is writing the database, and cannot change it.
+        read_only = args.command in ("describe", "info", "export", "scan", "sql")
+        with arcadego.connect(args.path, auto_create=getattr(args, "create", False), read_only=read_only) as db:
             return _COMMANDS[args.command](db, args)
     except arcadego.Error as err:
         print(f"arcadego: {type(err).__name__}: {err}", file=sys.stderr)

@@ -468,7 +468,8 @@ class Database(_Schema):
     """
 
     def __init__(self, handle: int, path: str | None, sync: str, auto_create: bool, time_column: str,
-                 memtable_budget: int | None = None, direct_write_bytes: int | None = None) -> None:
+                 memtable_budget: int | None = None, direct_write_bytes: int | None = None,
+                 read_only: bool = False) -> None:
         self._handle: int | None = handle
         self.path = path
         self.sync = sync
@@ -476,6 +477,7 @@ class Database(_Schema):
         self.time_column = time_column
         self.memtable_budget = memtable_budget
         self.direct_write_bytes = direct_write_bytes
+        self.read_only = read_only
         self._ddl_lock = threading.Lock()
         self._autocommit_ddl = 0
         self._warned = False
@@ -815,7 +817,7 @@ def _check_str(value: Any, what: str) -> str:
 
 def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool = False,
             time_column: str = "time", memtable_budget: int | None = None,
-            direct_write_bytes: int | None = None) -> Database:
+            direct_write_bytes: int | None = None, read_only: bool = False) -> Database:
     """Open (creating if needed) the database in directory ``path``; None
     or "" opens a database held only in memory.
 
@@ -830,6 +832,14 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
     instead of to the log and later to Parquet again (None or 0: 16 MiB;
     -1: never). Inserts that could meet older rows of the same devices and
     times still in memory go the usual way.
+
+    ``read_only``: open an existing database that another process (or
+    another handle in this one) may be writing, without its lock and
+    without writing a byte: a notebook or dashboard beside an ingest
+    process. The handle sees the database as it was on disk when it
+    opened, nothing committed later (connect again to see more); writes,
+    DDL, flush, checkpoint and clone raise InvalidArgumentError, and a path
+    without a database raises NotFoundError.
 
     Example::
 
@@ -854,6 +864,8 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
         if direct_write_bytes < -1:
             raise InvalidArgumentError(
                 f"direct_write_bytes must be >= 0 bytes (0: the default) or -1 (never), got {direct_write_bytes}")
+    if not isinstance(read_only, bool):
+        raise InvalidArgumentError(f"read_only must be a bool, got {type(read_only).__name__}")
     p: str | None = None
     if path is not None:
         p = os.fspath(path)
@@ -863,7 +875,9 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
             p = None
         elif "\x00" in p:
             raise InvalidArgumentError(f"invalid path {p!r}: control character U+0000 (NUL)")
-    if p is not None:
+    if read_only and p is None:
+        raise InvalidArgumentError("read_only needs the path of a database on disk, not one in memory")
+    if p is not None and not read_only:
         other = _open_databases.get(os.path.realpath(p))
         if other is not None and other._handle is not None:
             raise StorageError(
@@ -875,6 +889,8 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
         opts["memtable_budget"] = int(memtable_budget)
     if direct_write_bytes is not None:
         opts["direct_write_bytes"] = int(direct_write_bytes)
+    if read_only:
+        opts["read_only"] = True
     options = json.dumps(opts)
     out = ctypes.c_void_p()
     err = ctypes.c_void_p()
@@ -882,8 +898,8 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
                                     ctypes.byref(out), ctypes.byref(err))
     _lib.check(status, err)
     db = Database(int(out.value or 0), p, sync, bool(auto_create), time_column, memtable_budget,
-                  direct_write_bytes)
-    if p is not None:
+                  direct_write_bytes, read_only)
+    if p is not None and not read_only:
         _open_databases[os.path.realpath(p)] = db
     return db
 

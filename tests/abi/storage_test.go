@@ -119,3 +119,30 @@ func TestClone(t *testing.T) {
 	code, msg = callErr(t, func(e *uintptr) int32 { return lib.clone(db, nil, e) })
 	assert.Equal(t, codeInvalidArgument, code, msg)
 }
+
+// TestReadOnlyOpen: "read_only" opens a database another handle writes,
+// sees what was committed when it opened, and refuses every write.
+func TestReadOnlyOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDB(t, dir, "")
+	execDDL(t, db, schemaAB)
+	code, msg := insert(t, db, "A", "d1", goodBatch(t))
+	requireOK(t, code, msg, "insert")
+	reader := openDB(t, dir, `{"read_only": true}`)
+	assert.Equal(t, state(t, db), state(t, reader))
+
+	code, msg = insert(t, reader, "A", "d2", goodBatch(t))
+	assert.Equal(t, codeInvalidArgument, code, msg)
+	assert.Contains(t, msg, "read-only")
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.flush(reader, e) })
+	assert.Equal(t, codeInvalidArgument, code, msg)
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.clone(reader, cstr(filepath.Join(t.TempDir(), "c")), e) })
+	assert.Equal(t, codeInvalidArgument, code, msg)
+
+	var none uintptr
+	code, msg = callErr(t, func(e *uintptr) int32 {
+		return lib.open(cstr(filepath.Join(t.TempDir(), "none")), cstr(`{"read_only": true}`), &none, e)
+	})
+	assert.Equal(t, codeNotFound, code, msg)
+	assert.Zero(t, none)
+}
