@@ -2,7 +2,9 @@
 // batches and the engine's tablets: the type mapping, the time column,
 // validity bitmaps, dictionary decoding and string layouts on the way in
 // (ToTablet), and the Arrow schema and records of scan results on the way
-// out (ResultSchema, ToRecord).
+// out (ResultSchema, ToRecord) for Go programs. Batches that come through
+// the C Data Interface reach ToTablet through internal/cdata, which also
+// writes the C ABI's results itself, with the same Arrow types.
 //
 // Arrow → property types (ToTablet):
 //
@@ -29,11 +31,11 @@
 // bit offset (array offset mod 8) so the bitmap is sliced, never shifted.
 //
 // Results (ToRecord) are the opposite: every buffer is allocated from the
-// caller's allocator and copied, so a record can outlive the tablet and be
-// exported through the C Data Interface when the allocator is C memory.
+// caller's allocator and copied, so a record can outlive the tablet.
 // Their device column is dictionary-encoded (DeviceType): a record holds
 // one device, so its dictionary is that one name and every index is 0.
 //
-// This package must not use cgo (the C Data Interface lives in capi) and
+// This package must not use cgo (the C Data Interface lives in
+// internal/cdata) and
 // must not depend on the engine: it sees only tablets and properties.
 package arrowbridge

@@ -33,11 +33,14 @@
 **    done.
 **  - Strings are UTF-8. Type, property and device names are user strings of
 **    at most 256 bytes without control characters; none ever becomes a file
-**    name. A name or script ends at its first NUL, as C strings do: a
-**    binding from a language whose strings may hold NUL must refuse them
-**    (the Python package does), or "A\0B" names type "A". Names that reach
-**    the library whole (in JSON) are checked: a control character in a
-**    scan's type, property or device is ARCADEGO_INVALID_ARGUMENT.
+**    name. Names (type, device, device column) and DDL scripts are passed
+**    with their length in bytes (`type, type_len`): they need no NUL
+**    terminator, and every byte of the length is read, so a NUL inside a
+**    name or script is refused (ARCADEGO_INVALID_ARGUMENT naming it), never
+**    cut there. A NULL pointer is refused whatever the length, except
+**    where NULL is said to mean something (a device of NULL is "").
+**    Paths and JSON arguments are NUL-terminated (a JSON string spells NUL
+**    "\u0000", which is refused in a name the same way).
 **  - The library never lets a Go panic cross this boundary: a recovered
 **    panic is reported as ARCADEGO_INTERNAL. Reading an Arrow buffer that
 **    is shorter than its array claims is caught where the memory is
@@ -56,7 +59,9 @@
 #ifndef ARCADEGO_H
 #define ARCADEGO_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,6 +119,13 @@ struct ArrowArrayStream {
   void *private_data;
 };
 #endif
+
+/*
+** ARCADEGO_S(s): the NUL-terminated string s as the (pointer, length) pair
+** that the functions below take for names and scripts, e.g.
+**   arcadego_exec(db, ARCADEGO_S("CREATE DOCUMENT TYPE A"), &err);
+*/
+#define ARCADEGO_S(s) (s), strlen(s)
 
 typedef struct arcadego_db arcadego_db; /* an open database */
 typedef struct arcadego_tx arcadego_tx; /* an open transaction */
@@ -178,7 +190,7 @@ int arcadego_begin(arcadego_db *db, arcadego_tx **out, char **err);
 ** A statement that fails (message with line and column) adds nothing of the
 ** script; the transaction stays usable.
 */
-int arcadego_tx_exec(arcadego_tx *tx, const char *script, char **err);
+int arcadego_tx_exec(arcadego_tx *tx, const char *script, size_t script_len, char **err);
 
 /*
 ** Add one record batch (a struct array, as exported by e.g. pyarrow's
@@ -203,7 +215,7 @@ int arcadego_tx_exec(arcadego_tx *tx, const char *script, char **err);
 ** database was not opened with "auto_create". The transaction is
 ** unchanged by a failed insert and stays usable.
 */
-int arcadego_tx_insert(arcadego_tx *tx, const char *type, const char *device,
+int arcadego_tx_insert(arcadego_tx *tx, const char *type, size_t type_len, const char *device, size_t device_len,
                        struct ArrowSchema *schema, struct ArrowArray *batch, char **err);
 
 /*
@@ -214,7 +226,7 @@ int arcadego_tx_insert(arcadego_tx *tx, const char *type, const char *device,
 ** stream callback gives ARCADEGO_INVALID_ARGUMENT with its
 ** get_last_error() message.
 */
-int arcadego_tx_insert_stream(arcadego_tx *tx, const char *type, const char *device,
+int arcadego_tx_insert_stream(arcadego_tx *tx, const char *type, size_t type_len, const char *device, size_t device_len,
                               struct ArrowArrayStream *stream, char **err);
 
 /*
@@ -234,10 +246,10 @@ int arcadego_commit(arcadego_tx *tx, char **err);
 int arcadego_rollback(arcadego_tx *tx);
 
 /* Run a DDL script as one transaction (see arcadego_tx_exec). */
-int arcadego_exec(arcadego_db *db, const char *script, char **err);
+int arcadego_exec(arcadego_db *db, const char *script, size_t script_len, char **err);
 
 /* Insert one batch as one transaction (see arcadego_tx_insert). */
-int arcadego_insert(arcadego_db *db, const char *type, const char *device,
+int arcadego_insert(arcadego_db *db, const char *type, size_t type_len, const char *device, size_t device_len,
                     struct ArrowSchema *schema, struct ArrowArray *batch, char **err);
 
 /*
@@ -245,7 +257,7 @@ int arcadego_insert(arcadego_db *db, const char *type, const char *device,
 ** batch is copied and released as it arrives, and the stream is released
 ** before the call returns.
 */
-int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device,
+int arcadego_insert_stream(arcadego_db *db, const char *type, size_t type_len, const char *device, size_t device_len,
                            struct ArrowArrayStream *stream, char **err);
 
 /*
@@ -259,13 +271,13 @@ int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device
 ** grouped by device. A null or invalid device, or a missing device
 ** column, is ARCADEGO_INVALID_ARGUMENT and adds nothing.
 */
-int arcadego_tx_insert_long(arcadego_tx *tx, const char *type, const char *device_column,
+int arcadego_tx_insert_long(arcadego_tx *tx, const char *type, size_t type_len, const char *device_column, size_t device_column_len,
                             struct ArrowSchema *schema, struct ArrowArray *batch, char **err);
-int arcadego_tx_insert_stream_long(arcadego_tx *tx, const char *type, const char *device_column,
+int arcadego_tx_insert_stream_long(arcadego_tx *tx, const char *type, size_t type_len, const char *device_column, size_t device_column_len,
                                    struct ArrowArrayStream *stream, char **err);
-int arcadego_insert_long(arcadego_db *db, const char *type, const char *device_column,
+int arcadego_insert_long(arcadego_db *db, const char *type, size_t type_len, const char *device_column, size_t device_column_len,
                          struct ArrowSchema *schema, struct ArrowArray *batch, char **err);
-int arcadego_insert_stream_long(arcadego_db *db, const char *type, const char *device_column,
+int arcadego_insert_stream_long(arcadego_db *db, const char *type, size_t type_len, const char *device_column, size_t device_column_len,
                                 struct ArrowArrayStream *stream, char **err);
 
 /*
@@ -321,7 +333,7 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 ** `type` NULL describes every type; otherwise only that one (NOT_FOUND if
 ** absent). On failure *json_out is NULL.
 */
-int arcadego_describe(arcadego_db *db, const char *type, char **json_out, char **err);
+int arcadego_describe(arcadego_db *db, const char *type, size_t type_len, char **json_out, char **err);
 
 /*
 ** List the devices of a type, from metadata (no data is read), sorted by

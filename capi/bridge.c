@@ -47,12 +47,6 @@ const char *ag_stream_get_last_error(struct ArrowArrayStream *s) {
   return s->get_last_error(s);
 }
 
-void ag_shadow_schema_release(struct ArrowSchema *s) { s->release = NULL; }
-
-void ag_shadow_array_release(struct ArrowArray *a) { a->release = NULL; }
-
-_Alignas(64) const uint64_t ag_zeros[AG_ZEROS / 8] = {0};
-
 static pthread_mutex_t ag_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
   struct ag_export *block;

@@ -62,17 +62,6 @@ int ag_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out);
 int ag_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out);
 const char *ag_stream_get_last_error(struct ArrowArrayStream *s);
 
-/* Release callbacks of the shadow copies handed to arrow/cdata: they only
-** mark the struct released; capi frees the shadow memory and releases the
-** caller's original itself. */
-void ag_shadow_schema_release(struct ArrowSchema *s);
-void ag_shadow_array_release(struct ArrowArray *a);
-
-/* Zeros standing in for zero-length buffers given as NULL or as a dangling
-** pointer (0x1, alignment values): never written. */
-#define AG_ZEROS 512
-extern const uint64_t ag_zeros[AG_ZEROS / 8];
-
 /* Result streams (arcadego_scan). private_data points to an ag_result. */
 struct ag_result {
   uintptr_t id;     /* key of the Go-side reader */

@@ -186,13 +186,13 @@ func ag_go_begin(db C.uintptr_t, out *C.uintptr_t, cerr **C.char) C.int {
 }
 
 //export ag_go_tx_exec
-func ag_go_tx_exec(tx C.uintptr_t, script *C.char, cerr **C.char) C.int {
+func ag_go_tx_exec(tx C.uintptr_t, script *C.char, scriptLen C.size_t, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		t, err := lookupTx(uintptr(tx))
 		if err != nil {
 			return err
 		}
-		src, err := goString("script", script)
+		src, err := goStringN("script", script, scriptLen)
 		if err != nil {
 			return err
 		}
@@ -226,13 +226,13 @@ func ag_go_rollback(tx C.uintptr_t) C.int {
 }
 
 //export ag_go_exec
-func ag_go_exec(db C.uintptr_t, script *C.char, cerr **C.char) C.int {
+func ag_go_exec(db C.uintptr_t, script *C.char, scriptLen C.size_t, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		d, err := lookupDB(uintptr(db))
 		if err != nil {
 			return err
 		}
-		src, err := goString("script", script)
+		src, err := goStringN("script", script, scriptLen)
 		if err != nil {
 			return err
 		}
@@ -335,7 +335,7 @@ func describeType(t *schema.Type) typeJSON {
 }
 
 //export ag_go_describe
-func ag_go_describe(db C.uintptr_t, typ *C.char, jsonOut **C.char, cerr **C.char) C.int {
+func ag_go_describe(db C.uintptr_t, typ *C.char, typLen C.size_t, jsonOut **C.char, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		if jsonOut == nil {
 			return fmt.Errorf("describe: json_out is NULL: %w", errs.ErrInvalidArgument)
@@ -352,7 +352,13 @@ func ag_go_describe(db C.uintptr_t, typ *C.char, jsonOut **C.char, cerr **C.char
 				out.Types = append(out.Types, describeType(t))
 			}
 		} else {
-			name := C.GoString(typ)
+			name, err := goStringN("type", typ, typLen)
+			if err != nil {
+				return err
+			}
+			if err := schema.ValidateName("type", name); err != nil {
+				return fmt.Errorf("describe: %w", err)
+			}
 			t, ok := cat.Type(name)
 			if !ok {
 				return fmt.Errorf("describe: type %q: %w", name, errs.ErrNotFound)

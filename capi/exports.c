@@ -83,27 +83,27 @@ int arcadego_begin(arcadego_db *db, arcadego_tx **out, char **err) {
   return ag_go_begin((uintptr_t)db, (uintptr_t *)out, err);
 }
 
-int arcadego_tx_exec(arcadego_tx *tx, const char *script, char **err) {
+int arcadego_tx_exec(arcadego_tx *tx, const char *script, size_t script_len, char **err) {
   GUARD(err);
-  return ag_go_tx_exec((uintptr_t)tx, (char *)script, err);
+  return ag_go_tx_exec((uintptr_t)tx, (char *)script, script_len, err);
 }
 
-int arcadego_tx_insert(arcadego_tx *tx, const char *type, const char *device, struct ArrowSchema *schema,
+int arcadego_tx_insert(arcadego_tx *tx, const char *type, size_t type_len, const char *device, size_t device_len, struct ArrowSchema *schema,
                        struct ArrowArray *batch, char **err) {
   if (forked(err)) {
     release_inputs(schema, batch, NULL);
     return ARCADEGO_CLOSED;
   }
-  return ag_go_tx_insert((uintptr_t)tx, (char *)type, (char *)device, schema, batch, err);
+  return ag_go_tx_insert((uintptr_t)tx, (char *)type, type_len, (char *)device, device_len, schema, batch, err);
 }
 
-int arcadego_tx_insert_stream(arcadego_tx *tx, const char *type, const char *device,
+int arcadego_tx_insert_stream(arcadego_tx *tx, const char *type, size_t type_len, const char *device, size_t device_len,
                               struct ArrowArrayStream *stream, char **err) {
   if (forked(err)) {
     release_inputs(NULL, NULL, stream);
     return ARCADEGO_CLOSED;
   }
-  return ag_go_tx_insert_stream((uintptr_t)tx, (char *)type, (char *)device, stream, err);
+  return ag_go_tx_insert_stream((uintptr_t)tx, (char *)type, type_len, (char *)device, device_len, stream, err);
 }
 
 int arcadego_commit(arcadego_tx *tx, char **err) {
@@ -116,63 +116,63 @@ int arcadego_rollback(arcadego_tx *tx) {
   return ag_go_rollback((uintptr_t)tx);
 }
 
-int arcadego_exec(arcadego_db *db, const char *script, char **err) {
+int arcadego_exec(arcadego_db *db, const char *script, size_t script_len, char **err) {
   GUARD(err);
-  return ag_go_exec((uintptr_t)db, (char *)script, err);
+  return ag_go_exec((uintptr_t)db, (char *)script, script_len, err);
 }
 
-int arcadego_insert(arcadego_db *db, const char *type, const char *device, struct ArrowSchema *schema,
+int arcadego_insert(arcadego_db *db, const char *type, size_t type_len, const char *device, size_t device_len, struct ArrowSchema *schema,
                     struct ArrowArray *batch, char **err) {
   if (forked(err)) {
     release_inputs(schema, batch, NULL);
     return ARCADEGO_CLOSED;
   }
-  return ag_go_insert((uintptr_t)db, (char *)type, (char *)device, schema, batch, err);
+  return ag_go_insert((uintptr_t)db, (char *)type, type_len, (char *)device, device_len, schema, batch, err);
 }
 
-int arcadego_insert_stream(arcadego_db *db, const char *type, const char *device, struct ArrowArrayStream *stream,
+int arcadego_insert_stream(arcadego_db *db, const char *type, size_t type_len, const char *device, size_t device_len, struct ArrowArrayStream *stream,
                            char **err) {
   if (forked(err)) {
     release_inputs(NULL, NULL, stream);
     return ARCADEGO_CLOSED;
   }
-  return ag_go_insert_stream((uintptr_t)db, (char *)type, (char *)device, stream, err);
+  return ag_go_insert_stream((uintptr_t)db, (char *)type, type_len, (char *)device, device_len, stream, err);
 }
 
-int arcadego_tx_insert_long(arcadego_tx *tx, const char *type, const char *device_column, struct ArrowSchema *schema,
+int arcadego_tx_insert_long(arcadego_tx *tx, const char *type, size_t type_len, const char *device_column, size_t device_column_len, struct ArrowSchema *schema,
                             struct ArrowArray *batch, char **err) {
   if (forked(err)) {
     release_inputs(schema, batch, NULL);
     return ARCADEGO_CLOSED;
   }
-  return ag_go_tx_insert_long((uintptr_t)tx, (char *)type, (char *)device_column, schema, batch, err);
+  return ag_go_tx_insert_long((uintptr_t)tx, (char *)type, type_len, (char *)device_column, device_column_len, schema, batch, err);
 }
 
-int arcadego_tx_insert_stream_long(arcadego_tx *tx, const char *type, const char *device_column,
+int arcadego_tx_insert_stream_long(arcadego_tx *tx, const char *type, size_t type_len, const char *device_column, size_t device_column_len,
                                    struct ArrowArrayStream *stream, char **err) {
   if (forked(err)) {
     release_inputs(NULL, NULL, stream);
     return ARCADEGO_CLOSED;
   }
-  return ag_go_tx_insert_stream_long((uintptr_t)tx, (char *)type, (char *)device_column, stream, err);
+  return ag_go_tx_insert_stream_long((uintptr_t)tx, (char *)type, type_len, (char *)device_column, device_column_len, stream, err);
 }
 
-int arcadego_insert_long(arcadego_db *db, const char *type, const char *device_column, struct ArrowSchema *schema,
+int arcadego_insert_long(arcadego_db *db, const char *type, size_t type_len, const char *device_column, size_t device_column_len, struct ArrowSchema *schema,
                          struct ArrowArray *batch, char **err) {
   if (forked(err)) {
     release_inputs(schema, batch, NULL);
     return ARCADEGO_CLOSED;
   }
-  return ag_go_insert_long((uintptr_t)db, (char *)type, (char *)device_column, schema, batch, err);
+  return ag_go_insert_long((uintptr_t)db, (char *)type, type_len, (char *)device_column, device_column_len, schema, batch, err);
 }
 
-int arcadego_insert_stream_long(arcadego_db *db, const char *type, const char *device_column,
+int arcadego_insert_stream_long(arcadego_db *db, const char *type, size_t type_len, const char *device_column, size_t device_column_len,
                                 struct ArrowArrayStream *stream, char **err) {
   if (forked(err)) {
     release_inputs(NULL, NULL, stream);
     return ARCADEGO_CLOSED;
   }
-  return ag_go_insert_stream_long((uintptr_t)db, (char *)type, (char *)device_column, stream, err);
+  return ag_go_insert_stream_long((uintptr_t)db, (char *)type, type_len, (char *)device_column, device_column_len, stream, err);
 }
 
 int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err) {
@@ -180,9 +180,9 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
   return ag_go_scan((uintptr_t)db, (char *)request_json, out, err);
 }
 
-int arcadego_describe(arcadego_db *db, const char *type, char **json_out, char **err) {
+int arcadego_describe(arcadego_db *db, const char *type, size_t type_len, char **json_out, char **err) {
   GUARD(err);
-  return ag_go_describe((uintptr_t)db, (char *)type, json_out, err);
+  return ag_go_describe((uintptr_t)db, (char *)type, type_len, json_out, err);
 }
 
 int arcadego_devices(arcadego_db *db, const char *request_json, char **json_out, char **err) {

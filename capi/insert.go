@@ -10,37 +10,24 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/apache/arrow/go/v17/arrow"
-
-	"github.com/arcadego/arcadego/arrowbridge"
 	"github.com/arcadego/arcadego/core/engine"
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/tablet"
+	"github.com/arcadego/arcadego/internal/cdata"
 )
 
-// batch is one imported record batch and its tablet, which borrows the
-// caller's buffers until release. rec and done are set when the batch took
-// the arrow path.
+// batch is one imported record batch and the caller's array it borrows.
 type batch struct {
-	rec  arrow.Record
-	tab  *tablet.Tablet
-	done func()
-	arr  *C.struct_ArrowArray // the caller's array, released last
-	own  bool                 // arr is our C.calloc'ed struct (stream batches)
+	*cdata.Batch
+	arr *C.struct_ArrowArray // the caller's array, released last
+	own bool                 // arr is our C.calloc'ed struct (stream batches)
 }
 
-// release drops the record, frees the shadow and releases the caller's
-// array, in that order (the record reads the array's buffers).
+// release drops the tablet, then releases the caller's array (the tablet
+// reads its buffers).
 func (b *batch) release() {
-	if b.rec != nil {
-		b.rec.Release()
-	}
-	if b.done != nil {
-		b.done()
-	}
-	if b.rec == nil && b.tab != nil {
-		putColumns(b.tab.Columns) // a direct tablet's own slice
-		b.tab = nil
+	if b.Batch != nil {
+		b.Batch.Release()
 	}
 	C.ag_release_array(b.arr)
 	if b.own {
@@ -48,100 +35,49 @@ func (b *batch) release() {
 	}
 }
 
-// input is the checked schema of an insert (one batch, or every batch of a
-// stream), which the caller keeps alive while the input is used and
-// releases afterwards.
-type input struct {
-	addr       uintptr    // the caller's ArrowSchema
-	walk       schemaWalk // what importSchema needs
-	timeColumn string
-	direct     *directSchema // nil: batches take the arrow path
-	sch        *arrow.Schema // the arrow path's schema, imported on first use
-}
-
-// newInput checks the caller's schema cs and plans its import.
-func newInput(cs *C.struct_ArrowSchema, timeColumn string) (*input, error) {
-	w, err := checkSchema(cs)
-	if err != nil {
-		return nil, err
-	}
-	in := &input{addr: uintptr(unsafe.Pointer(cs)), walk: w, timeColumn: timeColumn}
-	if in.direct = planDirect(in.addr, timeColumn); in.direct == nil {
-		// The arrow path imports the schema first, as it always did, so
-		// that its errors come in the same order.
-		if in.sch, err = importSchema(in.addr, w); err != nil {
-			return nil, err
-		}
-	}
-	return in, nil
-}
-
-// batch imports the array ca and converts it to a tablet: directly when
-// the schema allows and the direct path accepts the array, else through
-// the arrow path (which reports the error for anything the direct path
-// refused). It takes ca: on error, ca is released (and freed when own).
-func (in *input) batch(ca *C.struct_ArrowArray, own bool) (*batch, error) {
-	if in.direct != nil {
-		if t := in.direct.tablet(uintptr(unsafe.Pointer(ca))); t != nil {
-			return &batch{tab: t, arr: ca, own: own}, nil
-		}
-	}
-	if in.sch == nil {
-		sch, err := importSchema(in.addr, in.walk)
-		if err != nil {
-			b := &batch{arr: ca, own: own}
-			b.release()
-			return nil, err
-		}
-		in.sch = sch
-	}
-	return toBatch(in.sch, ca, own, in.timeColumn)
-}
-
-// toBatch imports the array ca of schema sch through arrow/cdata and
-// converts it to a tablet with arrowbridge. It takes ca: on error, ca is
-// released (and freed when own).
-func toBatch(sch *arrow.Schema, ca *C.struct_ArrowArray, own bool, timeColumn string) (*batch, error) {
+// importBatch converts the array ca of input in to a batch. It takes ca:
+// on error, ca is released (and freed when own).
+func importBatch(in *cdata.Input, ca *C.struct_ArrowArray, own bool) (*batch, error) {
 	b := &batch{arr: ca, own: own}
-	rec, done, err := importRecord(sch, ca)
+	cb, err := in.Batch(cdata.Addr(ca))
 	if err != nil {
 		b.release()
 		return nil, err
 	}
-	b.rec, b.done = rec, done
-	if b.tab, err = arrowbridge.ToTablet(rec, timeColumn); err != nil {
-		b.release()
-		return nil, err
-	}
+	b.Batch = cb
 	return b, nil
 }
 
-// insertArgs copies the type and device names of an insert (long: the
-// name of the device column, which is required).
-func insertArgs(typ, device *C.char, long bool) (string, string, error) {
-	name, err := goString("type", typ)
+// insertArgs copies the type and device names of an insert, given with
+// their lengths (long: the name of the device column, which is required).
+func insertArgs(typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, long bool) (string, string, error) {
+	name, err := goStringN("type", typ, typLen)
 	if err != nil {
 		return "", "", err
 	}
 	if long {
-		col, err := goString("device column", device)
+		col, err := goStringN("device column", device, deviceLen)
 		return name, col, err
 	}
-	return name, optString(device), nil
+	if device == nil {
+		return name, "", nil
+	}
+	dev, err := goStringN("device", device, deviceLen)
+	return name, dev, err
 }
 
 //export ag_go_tx_insert
-func ag_go_tx_insert(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return txInsert(tx, typ, device, false, cs, ca, cerr)
+func ag_go_tx_insert(tx C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return txInsert(tx, typ, typLen, device, deviceLen, false, cs, ca, cerr)
 }
 
 //export ag_go_tx_insert_long
-func ag_go_tx_insert_long(tx C.uintptr_t, typ, deviceColumn *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return txInsert(tx, typ, deviceColumn, true, cs, ca, cerr)
+func ag_go_tx_insert_long(tx C.uintptr_t, typ *C.char, typLen C.size_t, deviceColumn *C.char, deviceColumnLen C.size_t, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return txInsert(tx, typ, typLen, deviceColumn, deviceColumnLen, true, cs, ca, cerr)
 }
 
-func txInsert(tx C.uintptr_t, typ, device *C.char, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return insertOne(cerr, typ, device, long, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
+func txInsert(tx C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return insertOne(cerr, typ, typLen, device, deviceLen, long, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
 		t, err := lookupTx(uintptr(tx))
 		if err != nil {
 			return "", nil, err
@@ -159,17 +95,17 @@ func txInsert(tx C.uintptr_t, typ, device *C.char, long bool, cs *C.struct_Arrow
 }
 
 //export ag_go_insert
-func ag_go_insert(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return dbInsert(db, typ, device, false, cs, ca, cerr)
+func ag_go_insert(db C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return dbInsert(db, typ, typLen, device, deviceLen, false, cs, ca, cerr)
 }
 
 //export ag_go_insert_long
-func ag_go_insert_long(db C.uintptr_t, typ, deviceColumn *C.char, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return dbInsert(db, typ, deviceColumn, true, cs, ca, cerr)
+func ag_go_insert_long(db C.uintptr_t, typ *C.char, typLen C.size_t, deviceColumn *C.char, deviceColumnLen C.size_t, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return dbInsert(db, typ, typLen, deviceColumn, deviceColumnLen, true, cs, ca, cerr)
 }
 
-func dbInsert(db C.uintptr_t, typ, device *C.char, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return insertOne(cerr, typ, device, long, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
+func dbInsert(db C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
+	return insertOne(cerr, typ, typLen, device, deviceLen, long, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
 		d, err := lookupDB(uintptr(db))
 		if err != nil {
 			return "", nil, err
@@ -185,7 +121,7 @@ func dbInsert(db C.uintptr_t, typ, device *C.char, long bool, cs *C.struct_Arrow
 // _long forms (long: device names the device column): target looks up the
 // handle and says where the tablet goes; the structs are released on every
 // path.
-func insertOne(cerr **C.char, typ, device *C.char, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray,
+func insertOne(cerr **C.char, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray,
 	target func() (timeColumn string, insert func(name, dev string, tab *tablet.Tablet) error, err error)) C.int {
 	return call(cerr, func() error {
 		return guarded(func() error {
@@ -195,7 +131,7 @@ func insertOne(cerr **C.char, typ, device *C.char, long bool, cs *C.struct_Arrow
 			if err != nil {
 				return err
 			}
-			name, dev, err := insertArgs(typ, device, long)
+			name, dev, err := insertArgs(typ, typLen, device, deviceLen, long)
 			if err != nil {
 				return err
 			}
@@ -204,7 +140,7 @@ func insertOne(cerr **C.char, typ, device *C.char, long bool, cs *C.struct_Arrow
 				return err
 			}
 			defer b.release()
-			return insert(name, dev, b.tab)
+			return insert(name, dev, b.Tablet)
 		})
 	})
 }
@@ -214,15 +150,15 @@ func importOne(cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, timeColumn str
 	if ca == nil {
 		return nil, fmt.Errorf("batch: ArrowArray is NULL: %w", errInvalid)
 	}
-	if at[rawArray](uintptr(unsafe.Pointer(ca))).release == 0 {
+	if cdata.ArrayReleased(cdata.Addr(ca)) {
 		return nil, fmt.Errorf("batch: ArrowArray is already released: %w", errInvalid)
 	}
 	defer C.ag_release_schema(cs)
-	in, err := newInput(cs, timeColumn)
+	in, err := cdata.NewInput(cdata.Addr(cs), timeColumn)
 	if err != nil {
 		return nil, err
 	}
-	return in.batch(ca, false)
+	return importBatch(in, ca, false)
 }
 
 // readStream reads the caller's stream batch by batch and hands each to fn,
@@ -234,14 +170,8 @@ func readStream(ctx context.Context, cs *C.struct_ArrowArrayStream, timeColumn s
 		return fmt.Errorf("stream: ArrowArrayStream is NULL: %w", errInvalid)
 	}
 	defer C.ag_release_stream(cs)
-	raw := at[rawStream](uintptr(unsafe.Pointer(cs)))
-	switch {
-	case raw.release == 0:
-		return fmt.Errorf("stream: ArrowArrayStream is already released: %w", errInvalid)
-	case raw.getSchema < minAddr || raw.getNext < minAddr:
-		return fmt.Errorf("stream: get_schema or get_next callback is missing: %w", errInvalid)
-	case raw.getLastError != 0 && raw.getLastError < minAddr:
-		return fmt.Errorf("stream: get_last_error callback pointer %#x is not valid: %w", raw.getLastError, errInvalid)
+	if err := cdata.CheckStream(cdata.Addr(cs)); err != nil {
+		return err
 	}
 
 	schema := (*C.struct_ArrowSchema)(C.calloc(1, C.sizeof_struct_ArrowSchema))
@@ -252,7 +182,7 @@ func readStream(ctx context.Context, cs *C.struct_ArrowArrayStream, timeColumn s
 	if rc := C.ag_stream_get_schema(cs, schema); rc != 0 {
 		return streamError(cs, "get_schema", rc)
 	}
-	in, err := newInput(schema, timeColumn)
+	in, err := cdata.NewInput(cdata.Addr(schema), timeColumn)
 	if err != nil {
 		return fmt.Errorf("stream: %w", err)
 	}
@@ -267,11 +197,11 @@ func readStream(ctx context.Context, cs *C.struct_ArrowArrayStream, timeColumn s
 			C.free(unsafe.Pointer(ca))
 			return streamError(cs, "get_next", rc)
 		}
-		if at[rawArray](uintptr(unsafe.Pointer(ca))).release == 0 {
+		if cdata.ArrayReleased(cdata.Addr(ca)) {
 			C.free(unsafe.Pointer(ca))
 			return nil
 		}
-		b, err := in.batch(ca, true)
+		b, err := importBatch(in, ca, true)
 		if err != nil {
 			return fmt.Errorf("stream batch %d: %w", i, err)
 		}
@@ -291,16 +221,16 @@ func streamError(cs *C.struct_ArrowArrayStream, what string, rc C.int) error {
 }
 
 //export ag_go_tx_insert_stream
-func ag_go_tx_insert_stream(tx C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
-	return txInsertStream(tx, typ, device, false, cs, cerr)
+func ag_go_tx_insert_stream(tx C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return txInsertStream(tx, typ, typLen, device, deviceLen, false, cs, cerr)
 }
 
 //export ag_go_tx_insert_stream_long
-func ag_go_tx_insert_stream_long(tx C.uintptr_t, typ, deviceColumn *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
-	return txInsertStream(tx, typ, deviceColumn, true, cs, cerr)
+func ag_go_tx_insert_stream_long(tx C.uintptr_t, typ *C.char, typLen C.size_t, deviceColumn *C.char, deviceColumnLen C.size_t, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return txInsertStream(tx, typ, typLen, deviceColumn, deviceColumnLen, true, cs, cerr)
 }
 
-func txInsertStream(tx C.uintptr_t, typ, device *C.char, long bool, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+func txInsertStream(tx C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, long bool, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		return guarded(func() error {
 			defer C.ag_release_stream(cs)
@@ -308,7 +238,7 @@ func txInsertStream(tx C.uintptr_t, typ, device *C.char, long bool, cs *C.struct
 			if err != nil {
 				return err
 			}
-			name, dev, err := insertArgs(typ, device, long)
+			name, dev, err := insertArgs(typ, typLen, device, deviceLen, long)
 			if err != nil {
 				return err
 			}
@@ -324,7 +254,7 @@ func txInsertStream(tx C.uintptr_t, typ, device *C.char, long bool, cs *C.struct
 			}()
 			err = readStream(t.db.context(), cs, t.db.timeColumn, func(b *batch) error {
 				batches = append(batches, b)
-				return b.tab.Validate()
+				return b.Tablet.Validate()
 			})
 			if err != nil {
 				return err
@@ -335,7 +265,7 @@ func txInsertStream(tx C.uintptr_t, typ, device *C.char, long bool, cs *C.struct
 					if long {
 						insert = tx.InsertLong
 					}
-					if err := insert(name, dev, b.tab); err != nil {
+					if err := insert(name, dev, b.Tablet); err != nil {
 						return fmt.Errorf("stream batch %d: %w", i, err)
 					}
 				}
@@ -346,16 +276,16 @@ func txInsertStream(tx C.uintptr_t, typ, device *C.char, long bool, cs *C.struct
 }
 
 //export ag_go_insert_stream
-func ag_go_insert_stream(db C.uintptr_t, typ, device *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
-	return dbInsertStream(db, typ, device, false, cs, cerr)
+func ag_go_insert_stream(db C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return dbInsertStream(db, typ, typLen, device, deviceLen, false, cs, cerr)
 }
 
 //export ag_go_insert_stream_long
-func ag_go_insert_stream_long(db C.uintptr_t, typ, deviceColumn *C.char, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
-	return dbInsertStream(db, typ, deviceColumn, true, cs, cerr)
+func ag_go_insert_stream_long(db C.uintptr_t, typ *C.char, typLen C.size_t, deviceColumn *C.char, deviceColumnLen C.size_t, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return dbInsertStream(db, typ, typLen, deviceColumn, deviceColumnLen, true, cs, cerr)
 }
 
-func dbInsertStream(db C.uintptr_t, typ, device *C.char, long bool, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+func dbInsertStream(db C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, long bool, cs *C.struct_ArrowArrayStream, cerr **C.char) C.int {
 	return call(cerr, func() error {
 		return guarded(func() error {
 			defer C.ag_release_stream(cs)
@@ -363,7 +293,7 @@ func dbInsertStream(db C.uintptr_t, typ, device *C.char, long bool, cs *C.struct
 			if err != nil {
 				return err
 			}
-			name, dev, err := insertArgs(typ, device, long)
+			name, dev, err := insertArgs(typ, typLen, device, deviceLen, long)
 			if err != nil {
 				return err
 			}
@@ -384,9 +314,9 @@ func dbInsertStream(db C.uintptr_t, typ, device *C.char, long bool, cs *C.struct
 			err = readStream(d.context(), cs, d.timeColumn, func(b *batch) error {
 				batches = append(batches, b)
 				if long {
-					return tx.InsertLongBorrowed(name, dev, b.tab)
+					return tx.InsertLongBorrowed(name, dev, b.Tablet)
 				}
-				return tx.InsertBorrowed(name, dev, b.tab)
+				return tx.InsertBorrowed(name, dev, b.Tablet)
 			})
 			if err != nil {
 				return err

@@ -1,9 +1,11 @@
 // Package main is libarcadego's C ABI: the //export arcadego_* functions
 // declared in arcadego.h, built with -buildmode=c-shared. It only
 // translates between C and the engine: handles, status codes and messages,
-// JSON options, and Arrow through the C Data Interface. It is the only
-// package of the module that uses cgo, and it must hold no logic that a Go
-// caller of the engine would also need.
+// JSON options, and the calls around the Arrow C Data Interface (releasing
+// the caller's structs, C memory for results), whose structs
+// internal/cdata reads and writes. It is the only package of the module
+// that uses cgo, and it must hold no logic that a Go caller of the engine
+// would also need, nor any Arrow logic.
 //
 // Rules that every export follows:
 //
@@ -14,14 +16,14 @@
 //     uintptr_t where arcadego.h says arcadego_db*. Both are one machine
 //     word, passed the same way on every supported platform.
 //   - No Go pointer is ever stored in C memory: messages are C.CString,
-//     results are written into C.calloc'ed blocks (resultout.go), shadow
-//     structs live in C.calloc'ed memory, and tablets imported directly
-//     (tabletin.go) point into the caller's C buffers, not the reverse.
+//     results are written into C blocks (cglue.go, internal/cdata's
+//     export.go), and imported tablets point into the caller's C buffers,
+//     not the reverse.
 //   - A panic never crosses the boundary: call() recovers it into
 //     ARCADEGO_INTERNAL.
-//   - Arrow structs passed in are moved: released on every path (arrowin.go
-//     explains the import and why it never hands the caller's structs to
-//     arrow/cdata directly).
+//   - Arrow structs passed in are moved: released on every path, after the
+//     tablet that borrows their buffers (internal/cdata's import.go
+//     explains the import and why arrow/cdata is not used).
 package main
 
 /*
@@ -112,6 +114,23 @@ func goString(what string, s *C.char) (string, error) {
 		return "", fmt.Errorf("%s is NULL: %w", what, errs.ErrInvalidArgument)
 	}
 	return C.GoString(s), nil
+}
+
+// maxStringBytes bounds a string given with its length (a name, a device,
+// a DDL script): a larger length is a caller's bug, not a string.
+const maxStringBytes = 1 << 30
+
+// goStringN copies the n bytes at s, which may hold any byte, NUL
+// included (the checks of names refuse control characters, and name
+// them); what names it in the error when s is NULL or n too large.
+func goStringN(what string, s *C.char, n C.size_t) (string, error) {
+	switch {
+	case s == nil:
+		return "", fmt.Errorf("%s is NULL: %w", what, errs.ErrInvalidArgument)
+	case n > maxStringBytes:
+		return "", fmt.Errorf("%s length %d is larger than %d bytes: %w", what, uint64(n), maxStringBytes, errs.ErrInvalidArgument)
+	}
+	return C.GoStringN(s, C.int(n)), nil
 }
 
 // optString copies a C string, "" for NULL.

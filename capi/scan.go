@@ -14,6 +14,7 @@ import (
 
 	"github.com/arcadego/arcadego/core/engine"
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/internal/cdata"
 )
 
 // Scan results leave as an ArrowArrayStream whose callbacks (bridge.c) call
@@ -21,8 +22,8 @@ import (
 // result table. We do not use cdata.ExportRecordReader: its get_last_error
 // leaks a C string per call (it stores the string in a copy of its reader),
 // and it reports every error as EIO, where a canceled scan should say
-// ECANCELED. The schema and batches are written by resultout.go, all in C
-// memory.
+// ECANCELED. The schema and batches are written by internal/cdata's
+// export.go, all in C memory.
 
 // result is one open result stream. mu serializes its callbacks, which
 // the consumer may call from any thread.
@@ -30,7 +31,7 @@ type result struct {
 	mu        sync.Mutex
 	db        *dbHandle
 	rows      *engine.Rows
-	cols      *resultColumns
+	cols      *cdata.Result
 	batchRows int           // the most rows of a batch
 	held      *engine.Batch // read from rows, not yet exported
 	ended     bool          // rows has no more batches
@@ -45,8 +46,8 @@ const joinBelow = 8192
 // of the stream: the scan's batches in order, those of fewer than
 // joinBelow rows joined up to batchRows rows. The scan may reuse a
 // batch's memory at its next Next, so a batch kept across it is cloned.
-func (r *result) nextParts() ([]part, error) {
-	var parts []part
+func (r *result) nextParts() ([]cdata.Part, error) {
+	var parts []cdata.Part
 	rows := 0
 	for rows < r.batchRows {
 		if r.held == nil {
@@ -68,11 +69,11 @@ func (r *result) nextParts() ([]part, error) {
 			break // it starts the next batch
 		}
 		if m >= joinBelow {
-			parts = append(parts, part{r.held.Device, r.held.Rows})
+			parts = append(parts, cdata.Part{Device: r.held.Device, Rows: r.held.Rows})
 			r.held = nil
 			break
 		}
-		parts = append(parts, part{r.held.Device, r.held.Rows.Clone()})
+		parts = append(parts, cdata.Part{Device: r.held.Device, Rows: r.held.Rows.Clone()})
 		rows += m
 		r.held = nil
 	}
@@ -138,7 +139,7 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 		if t := rows.Type(); t.TimeSet {
 			unit, zone = t.TimeUnit, t.TimeZone
 		}
-		cols, err := newResultColumns(d.timeColumn, unit, zone, rows.Properties())
+		cols, err := cdata.NewResult(d.timeColumn, unit, zone, rows.Properties())
 		if err != nil {
 			rows.Close()
 			return err
@@ -215,7 +216,7 @@ func resultCall(cr *C.struct_ag_result, fn func(*result) error) (rc C.int) {
 //export agResultSchema
 func agResultSchema(cr *C.struct_ag_result, out *C.struct_ArrowSchema) C.int {
 	return resultCall(cr, func(r *result) error {
-		return r.cols.exportSchema(out)
+		return r.cols.ExportSchema(&exportMemory, cdata.Addr(out))
 	})
 }
 
@@ -233,7 +234,7 @@ func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 		if len(parts) == 0 {
 			return nil // end of stream: out stays released
 		}
-		return r.cols.exportBatch(parts, out)
+		return r.cols.ExportBatch(&exportMemory, parts, cdata.Addr(out))
 	})
 }
 

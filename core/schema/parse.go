@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/arcadego/arcadego/core/errs"
@@ -148,6 +149,9 @@ func (l *lexer) next() (token, error) {
 		r, _ := utf8.DecodeRuneInString(l.src[l.pos:])
 		if r == utf8.RuneError {
 			return tok, posError(tok.line, tok.col, "invalid UTF-8")
+		}
+		if unicode.IsControl(r) { // named by code point: a NUL or escape printed raw helps nobody
+			return tok, posError(tok.line, tok.col, "control character %U", r)
 		}
 		return tok, posError(tok.line, tok.col, "unexpected character %q", r)
 	}

@@ -106,6 +106,7 @@ func TestParseScriptRejects(t *testing.T) {
 		{"unterminated quote", "CREATE TYPE `abc", 1, 13, "unterminated quoted name"},
 		{"unexpected character", "CREATE TYPE A$", 1, 14, "unexpected character '$'"},
 		{"string literal", "CREATE TYPE 'A'", 1, 13, `unexpected character '\''`},
+		{"control character", "CREATE TYPE A\x00", 1, 14, "control character U+0000"},
 		{"invalid utf8", "CREATE TYPE \xff", 1, 13, "invalid UTF-8"},
 		{"columns count runes", "CREATE TYPE `Größe` X", 1, 21, `expected ';' or end of script, got "X"`},
 		{"later line", "CREATE TYPE A;\n-- comment\nCREATE PROPERTY A.k BLOB", 3, 21, `got "BLOB"`},

@@ -57,13 +57,20 @@ def _user_stacklevel() -> int:
 
 
 def _encode(value: str, what: str) -> bytes:
-    """value as the NUL-terminated UTF-8 the C ABI takes. A NUL inside it
-    would end the C string early (``"A\\x00B"`` would name ``A``), and a
-    lone surrogate has no UTF-8: both are refused, naming the value."""
+    """value as the NUL-terminated UTF-8 the C ABI takes for paths and
+    JSON. A NUL inside it would end the C string early, and a lone
+    surrogate has no UTF-8: both are refused, naming the value."""
+    if isinstance(value, str) and "\x00" in value:
+        raise InvalidArgumentError(f"invalid {what} {value!r}: control character U+0000 (NUL)")
+    return _utf8(value, what)
+
+
+def _utf8(value: str, what: str) -> bytes:
+    """value as UTF-8, for the names and scripts the C ABI takes with their
+    length: the library checks every byte of them (a NUL included) by the
+    same rules for every caller. A lone surrogate has no UTF-8: refused."""
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{what} must be str, got {type(value).__name__}")
-    if "\x00" in value:
-        raise InvalidArgumentError(f"invalid {what} {value!r}: control character U+0000 (NUL)")
     try:
         return value.encode("utf-8")
     except UnicodeEncodeError as e:
@@ -343,11 +350,11 @@ def _insert(db: Database, handle: int, in_tx: bool, type_name: str, data: Any, d
         if decimal != "double":
             raise InvalidArgumentError(f'decimal must be None or "double", got {decimal!r}')
         data = _decimals_as_double(data)
-    t = _encode(type_name, "type")
+    t = _utf8(type_name, "type")
     long = device_column is not None
     if long and device:
         raise InvalidArgumentError("give device or device_column, not both")
-    d = _encode(device_column, "device column") if long else _encode(device if device is not None else "", "device")
+    d = _utf8(device_column, "device column") if long else _utf8(device if device is not None else "", "device")
     inp = _prepare_input(db, type_name, data)
     err = ctypes.c_void_p()
     lib = _lib.lib
@@ -355,10 +362,10 @@ def _insert(db: Database, handle: int, in_tx: bool, type_name: str, data: Any, d
     try:
         if inp.stream:  # size unknown, producer maybe slow: always cancellable
             fn = getattr(lib, ("arcadego_tx_insert_stream" if in_tx else "arcadego_insert_stream") + suffix)
-            status = _lib.run_cancellable(db._handle, fn, handle, t, d, inp.stream, ctypes.byref(err))
+            status = _lib.run_cancellable(db._handle, fn, handle, t, len(t), d, len(d), inp.stream, ctypes.byref(err))
         else:
             fn = getattr(lib, ("arcadego_tx_insert" if in_tx else "arcadego_insert") + suffix)
-            status = _lib.run_cancellable(db._handle, fn, handle, t, d, inp.schema, inp.array,
+            status = _lib.run_cancellable(db._handle, fn, handle, t, len(t), d, len(d), inp.schema, inp.array,
                                           ctypes.byref(err), handoff=inp.cells() >= _lib.HANDOFF_CELLS)
         _lib.check(status, err)
     finally:
@@ -404,7 +411,8 @@ class Transaction(_Schema):
         ``"CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64"``."""
         handle = self._require_open()
         err = ctypes.c_void_p()
-        status = _lib.lib.arcadego_tx_exec(handle, _encode(script, "script"), ctypes.byref(err))
+        script_bytes = _utf8(script, "script")
+        status = _lib.lib.arcadego_tx_exec(handle, script_bytes, len(script_bytes), ctypes.byref(err))
         _lib.check(status, err)
 
     def insert(self, type: str, data: Any, device: str = "", device_column: str | None = None,
@@ -551,8 +559,8 @@ class Database(_Schema):
         """
         handle = self._require_open()
         err = ctypes.c_void_p()
-        script_bytes = _encode(script, "script")
-        status = _lib.lib.arcadego_exec(handle, script_bytes, ctypes.byref(err))
+        script_bytes = _utf8(script, "script")
+        status = _lib.lib.arcadego_exec(handle, script_bytes, len(script_bytes), ctypes.byref(err))
         _lib.check(status, err)
         self._count_autocommit_ddl()
 
@@ -707,8 +715,9 @@ class Database(_Schema):
         handle = self._require_open()
         out = ctypes.c_void_p()
         err = ctypes.c_void_p()
-        arg = None if type is None else _encode(type, "type")
-        status = _lib.lib.arcadego_describe(handle, arg, ctypes.byref(out), ctypes.byref(err))
+        arg = None if type is None else _utf8(type, "type")
+        status = _lib.lib.arcadego_describe(handle, arg, 0 if arg is None else len(arg), ctypes.byref(out),
+                                            ctypes.byref(err))
         _lib.check(status, err)
         doc = json.loads(_lib.take_string(out) or "{}")
         if type is None:

@@ -27,7 +27,7 @@ import queue
 import sys
 import threading
 import warnings
-from ctypes import POINTER, c_char_p, c_int, c_void_p
+from ctypes import POINTER, c_char_p, c_int, c_size_t, c_void_p
 from typing import Any, Callable
 
 from ._cdata import _skip_release
@@ -97,20 +97,20 @@ _proto("arcadego_version", c_char_p)
 _proto("arcadego_open", c_int, c_char_p, c_char_p, POINTER(c_void_p), _err)
 _proto("arcadego_close", c_int, c_void_p, _err)
 _proto("arcadego_begin", c_int, c_void_p, POINTER(c_void_p), _err)
-_proto("arcadego_tx_exec", c_int, c_void_p, c_char_p, _err)
-_proto("arcadego_tx_insert", c_int, c_void_p, c_char_p, c_char_p, c_void_p, c_void_p, _err)
-_proto("arcadego_tx_insert_stream", c_int, c_void_p, c_char_p, c_char_p, c_void_p, _err)
+_proto("arcadego_tx_exec", c_int, c_void_p, c_char_p, c_size_t, _err)
+_proto("arcadego_tx_insert", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, c_void_p, _err)
+_proto("arcadego_tx_insert_stream", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, _err)
 _proto("arcadego_commit", c_int, c_void_p, _err)
 _proto("arcadego_rollback", c_int, c_void_p)
-_proto("arcadego_exec", c_int, c_void_p, c_char_p, _err)
-_proto("arcadego_insert", c_int, c_void_p, c_char_p, c_char_p, c_void_p, c_void_p, _err)
-_proto("arcadego_insert_stream", c_int, c_void_p, c_char_p, c_char_p, c_void_p, _err)
-_proto("arcadego_tx_insert_long", c_int, c_void_p, c_char_p, c_char_p, c_void_p, c_void_p, _err)
-_proto("arcadego_tx_insert_stream_long", c_int, c_void_p, c_char_p, c_char_p, c_void_p, _err)
-_proto("arcadego_insert_long", c_int, c_void_p, c_char_p, c_char_p, c_void_p, c_void_p, _err)
-_proto("arcadego_insert_stream_long", c_int, c_void_p, c_char_p, c_char_p, c_void_p, _err)
+_proto("arcadego_exec", c_int, c_void_p, c_char_p, c_size_t, _err)
+_proto("arcadego_insert", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, c_void_p, _err)
+_proto("arcadego_insert_stream", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, _err)
+_proto("arcadego_tx_insert_long", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, c_void_p, _err)
+_proto("arcadego_tx_insert_stream_long", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, _err)
+_proto("arcadego_insert_long", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, c_void_p, _err)
+_proto("arcadego_insert_stream_long", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, _err)
 _proto("arcadego_scan", c_int, c_void_p, c_char_p, c_void_p, _err)
-_proto("arcadego_describe", c_int, c_void_p, c_char_p, POINTER(c_void_p), _err)
+_proto("arcadego_describe", c_int, c_void_p, c_char_p, c_size_t, POINTER(c_void_p), _err)
 _proto("arcadego_set_runtime", c_int, c_char_p, _err)
 _proto("arcadego_cancel", c_int, c_void_p)
 _proto("arcadego_flush", c_int, c_void_p, _err)

@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkInsert measures arcadego_insert of one batch through the C ABI:
-// the checks and shadow copy of the Arrow structs, the import, the
+// the checks of the Arrow structs, the import, the
 // conversion to a tablet and the engine's insert (memory database, so no
 // fsync). The same C batch is re-armed each time (its release callback
 // only marks it released).

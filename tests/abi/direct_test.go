@@ -11,7 +11,7 @@ import (
 // A batch whose columns all have simple types (bool, int32, int64, float32,
 // float64, date32, timestamp[ns], utf8, binary; an int64 or timestamp time
 // column) is read straight from its C buffers; any other column sends the
-// whole batch through arrow/cdata and arrowbridge. These tests insert each
+// whole batch through arrow arrays and arrowbridge. These tests insert each
 // batch both ways (the second time with an extra uint8 column, which forces
 // the arrow path) and require the same result.
 

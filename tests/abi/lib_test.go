@@ -34,7 +34,10 @@ const (
 )
 
 // lib holds the exports of arcadego.h. Strings are *byte (nil for NULL,
-// see cstr), handles and Arrow struct addresses are uintptr.
+// see cstr), handles and Arrow struct addresses are uintptr. The exports
+// that take names and scripts with their length are in abiN; lib's fields
+// of the same name call them with the length of the C string (see
+// withLengths), and the tests of the lengths themselves call abiN.
 var lib struct {
 	version        func() uintptr
 	open           func(path, options *byte, out *uintptr, err *uintptr) int32
@@ -59,6 +62,63 @@ var lib struct {
 	clone          func(db uintptr, dest *byte, err *uintptr) int32
 	stats          func(db uintptr, json *uintptr, err *uintptr) int32
 	free           func(p uintptr)
+}
+
+// abiN holds the exports that take (pointer, length) pairs.
+var abiN struct {
+	txExec         func(tx uintptr, script *byte, n uintptr, err *uintptr) int32
+	txInsert       func(tx uintptr, typ *byte, typN uintptr, device *byte, deviceN uintptr, schema, array uintptr, err *uintptr) int32
+	txInsertStream func(tx uintptr, typ *byte, typN uintptr, device *byte, deviceN uintptr, stream uintptr, err *uintptr) int32
+	exec           func(db uintptr, script *byte, n uintptr, err *uintptr) int32
+	insert         func(db uintptr, typ *byte, typN uintptr, device *byte, deviceN uintptr, schema, array uintptr, err *uintptr) int32
+	insertStream   func(db uintptr, typ *byte, typN uintptr, device *byte, deviceN uintptr, stream uintptr, err *uintptr) int32
+	insertLong     func(db uintptr, typ *byte, typN uintptr, col *byte, colN uintptr, schema, array uintptr, err *uintptr) int32
+	txInsertLong   func(tx uintptr, typ *byte, typN uintptr, col *byte, colN uintptr, schema, array uintptr, err *uintptr) int32
+	describe       func(db uintptr, typ *byte, typN uintptr, json *uintptr, err *uintptr) int32
+}
+
+// strlen is the length of the C string s (0 for nil).
+func strlen(s *byte) uintptr {
+	if s == nil {
+		return 0
+	}
+	n := uintptr(0)
+	for *(*byte)(unsafe.Add(unsafe.Pointer(s), n)) != 0 {
+		n++
+	}
+	return n
+}
+
+// withLengths makes lib's string-taking functions call abiN with the
+// lengths of their C strings.
+func withLengths() {
+	lib.txExec = func(tx uintptr, script *byte, err *uintptr) int32 {
+		return abiN.txExec(tx, script, strlen(script), err)
+	}
+	lib.exec = func(db uintptr, script *byte, err *uintptr) int32 {
+		return abiN.exec(db, script, strlen(script), err)
+	}
+	lib.txInsert = func(tx uintptr, typ, device *byte, schema, array uintptr, err *uintptr) int32 {
+		return abiN.txInsert(tx, typ, strlen(typ), device, strlen(device), schema, array, err)
+	}
+	lib.insert = func(db uintptr, typ, device *byte, schema, array uintptr, err *uintptr) int32 {
+		return abiN.insert(db, typ, strlen(typ), device, strlen(device), schema, array, err)
+	}
+	lib.txInsertStream = func(tx uintptr, typ, device *byte, stream uintptr, err *uintptr) int32 {
+		return abiN.txInsertStream(tx, typ, strlen(typ), device, strlen(device), stream, err)
+	}
+	lib.insertStream = func(db uintptr, typ, device *byte, stream uintptr, err *uintptr) int32 {
+		return abiN.insertStream(db, typ, strlen(typ), device, strlen(device), stream, err)
+	}
+	lib.insertLong = func(db uintptr, typ, col *byte, schema, array uintptr, err *uintptr) int32 {
+		return abiN.insertLong(db, typ, strlen(typ), col, strlen(col), schema, array, err)
+	}
+	lib.txInsertLong = func(tx uintptr, typ, col *byte, schema, array uintptr, err *uintptr) int32 {
+		return abiN.txInsertLong(tx, typ, strlen(typ), col, strlen(col), schema, array, err)
+	}
+	lib.describe = func(db uintptr, typ *byte, json *uintptr, err *uintptr) int32 {
+		return abiN.describe(db, typ, strlen(typ), json, err)
+	}
 }
 
 // libc is the C allocator the tests build Arrow structs with.
@@ -97,18 +157,18 @@ func load() error {
 		"arcadego_open":             &lib.open,
 		"arcadego_close":            &lib.close,
 		"arcadego_begin":            &lib.begin,
-		"arcadego_tx_exec":          &lib.txExec,
-		"arcadego_tx_insert":        &lib.txInsert,
-		"arcadego_tx_insert_stream": &lib.txInsertStream,
+		"arcadego_tx_exec":          &abiN.txExec,
+		"arcadego_tx_insert":        &abiN.txInsert,
+		"arcadego_tx_insert_stream": &abiN.txInsertStream,
 		"arcadego_commit":           &lib.commit,
 		"arcadego_rollback":         &lib.rollback,
-		"arcadego_exec":             &lib.exec,
-		"arcadego_insert":           &lib.insert,
-		"arcadego_insert_stream":    &lib.insertStream,
-		"arcadego_insert_long":      &lib.insertLong,
-		"arcadego_tx_insert_long":   &lib.txInsertLong,
+		"arcadego_exec":             &abiN.exec,
+		"arcadego_insert":           &abiN.insert,
+		"arcadego_insert_stream":    &abiN.insertStream,
+		"arcadego_insert_long":      &abiN.insertLong,
+		"arcadego_tx_insert_long":   &abiN.txInsertLong,
 		"arcadego_scan":             &lib.scan,
-		"arcadego_describe":         &lib.describe,
+		"arcadego_describe":         &abiN.describe,
 		"arcadego_set_runtime":      &lib.setRuntime,
 		"arcadego_cancel":           &lib.cancel,
 		"arcadego_flush":            &lib.flush,
@@ -119,6 +179,7 @@ func load() error {
 	} {
 		purego.RegisterLibFunc(fn, h, name)
 	}
+	withLengths()
 	c, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		return fmt.Errorf("load libc: %w", err)

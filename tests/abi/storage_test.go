@@ -146,3 +146,55 @@ func TestReadOnlyOpen(t *testing.T) {
 	assert.Equal(t, codeNotFound, code, msg)
 	assert.Zero(t, none)
 }
+
+// TestNamesWithLengths: names and scripts are read for exactly their
+// length, so they need no NUL terminator and a NUL inside one is refused,
+// never cut there.
+func TestNamesWithLengths(t *testing.T) {
+	db := openDB(t, "", "")
+	execDDL(t, db, schemaAB)
+	before := state(t, db)
+	buf := func(s string) *byte { return &[]byte(s)[0] } // no terminator
+	bad := map[string]func(e *uintptr) int32{
+		"type with a NUL": func(e *uintptr) int32 {
+			b := goodBatch(t)
+			return abiN.insert(db, buf("A\x00B"), 3, buf("d"), 1, b.schemaAddr, b.arrayAddr, e)
+		},
+		"device with a NUL": func(e *uintptr) int32 {
+			b := goodBatch(t)
+			return abiN.insert(db, buf("A"), 1, buf("d\x00x"), 3, b.schemaAddr, b.arrayAddr, e)
+		},
+		"device column with a NUL": func(e *uintptr) int32 {
+			b := goodBatch(t)
+			return abiN.insertLong(db, buf("A"), 1, buf("k\x00"), 2, b.schemaAddr, b.arrayAddr, e)
+		},
+		"script with a NUL": func(e *uintptr) int32 {
+			script := "CREATE DOCUMENT TYPE C\x00; CREATE DOCUMENT TYPE D"
+			return abiN.exec(db, buf(script), uintptr(len(script)), e)
+		},
+		"describe a type with a NUL": func(e *uintptr) int32 {
+			var out uintptr
+			return abiN.describe(db, buf("A\x00B"), 3, &out, e)
+		},
+		"a length larger than any string": func(e *uintptr) int32 {
+			return abiN.exec(db, buf("CREATE DOCUMENT TYPE C"), 1<<40, e)
+		},
+	}
+	for name, call := range bad {
+		code, msg := callErr(t, call)
+		assert.Equal(t, codeInvalidArgument, code, "%s: %s", name, msg)
+		assert.NotContains(t, msg, "not found", name)
+	}
+	assert.Equal(t, before, state(t, db), "a refused call changed the database")
+
+	// Only the given bytes are read: "AXYZ" of length 1 is type A.
+	b := goodBatch(t)
+	code, msg := callErr(t, func(e *uintptr) int32 {
+		return abiN.insert(db, buf("AXYZ"), 1, buf("d1-and-more"), 2, b.schemaAddr, b.arrayAddr, e)
+	})
+	requireOK(t, code, msg, "insert with lengths")
+	code, msg = callErr(t, func(e *uintptr) int32 { return abiN.exec(db, buf("CREATE DOCUMENT TYPE C; garbage"), 22, e) })
+	requireOK(t, code, msg, "exec of a prefix")
+	assert.Contains(t, state(t, db), `"C"`)
+	assert.Contains(t, state(t, db), `d1`)
+}

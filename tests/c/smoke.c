@@ -284,7 +284,7 @@ static void check_forked_child_is_refused(arcadego_db *db) {
   if (pid == 0) {
     alarm(20); /* a child that hangs in the library fails instead */
     char *err = NULL;
-    int rc = arcadego_exec(db, "CREATE DOCUMENT TYPE Forked", &err);
+    int rc = arcadego_exec(db, ARCADEGO_S("CREATE DOCUMENT TYPE Forked"), &err);
     CHECK(rc == ARCADEGO_CLOSED && err != NULL && strstr(err, "fork") != NULL, "exec in a child: %d %s", rc,
           err ? err : "");
     arcadego_free(err);
@@ -293,7 +293,7 @@ static void check_forked_child_is_refused(arcadego_db *db) {
     struct ArrowArray batch;
     make_schema(&schema);
     make_batch(&batch);
-    rc = arcadego_insert(db, "A", "child", &schema, &batch, &err);
+    rc = arcadego_insert(db, ARCADEGO_S("A"), ARCADEGO_S("child"), &schema, &batch, &err);
     CHECK(rc == ARCADEGO_CLOSED && err != NULL, "insert in a child: %d", rc);
     CHECK(schema.release == NULL && batch.release == NULL, "the refused insert did not release its input");
     arcadego_free(err);
@@ -314,7 +314,7 @@ static void check_forked_child_is_refused(arcadego_db *db) {
         "the forked child failed (status %#x)", status);
   /* The parent goes on: its database has no trace of the child. */
   char *json = NULL, *err = NULL;
-  int rc = arcadego_describe(db, "Forked", &json, &err);
+  int rc = arcadego_describe(db, ARCADEGO_S("Forked"), &json, &err);
   CHECK(rc == ARCADEGO_NOT_FOUND, "the child created a type: %d", rc);
   arcadego_free(json);
   arcadego_free(err);
@@ -355,7 +355,7 @@ int main(void) {
   arcadego_tx *tx = NULL;
   rc = arcadego_begin(db, &tx, &err);
   CHECK(rc == ARCADEGO_OK, "begin: %d", rc);
-  rc = arcadego_tx_exec(tx, "CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64; CREATE PROPERTY A.s STRING", &err);
+  rc = arcadego_tx_exec(tx, ARCADEGO_S("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64; CREATE PROPERTY A.s STRING"), &err);
   CHECK(rc == ARCADEGO_OK, "tx_exec: %d %s", rc, err ? err : "");
   arcadego_free(err);
   err = NULL;
@@ -364,7 +364,7 @@ int main(void) {
   struct ArrowArray batch;
   make_schema(&schema);
   make_batch(&batch);
-  rc = arcadego_tx_insert(tx, "A", "d1", &schema, &batch, &err);
+  rc = arcadego_tx_insert(tx, ARCADEGO_S("A"), ARCADEGO_S("d1"), &schema, &batch, &err);
   CHECK(rc == ARCADEGO_OK, "tx_insert: %d %s", rc, err ? err : "");
   arcadego_free(err);
   err = NULL;
@@ -382,13 +382,13 @@ int main(void) {
   err = NULL;
 
   /* A failing DDL statement reports line and column. */
-  rc = arcadego_exec(db, "CREATE PROPERTY A.k INT64", &err);
+  rc = arcadego_exec(db, ARCADEGO_S("CREATE PROPERTY A.k INT64"), &err);
   CHECK(rc == ARCADEGO_ALREADY_EXISTS && err != NULL, "duplicate property: %d", rc);
   arcadego_free(err);
   err = NULL;
 
   char *json = NULL;
-  rc = arcadego_describe(db, "A", &json, &err);
+  rc = arcadego_describe(db, ARCADEGO_S("A"), &json, &err);
   CHECK(rc == ARCADEGO_OK && json != NULL && strstr(json, "\"name\":\"k\"") != NULL, "describe: %d %s", rc,
         json ? json : "");
   arcadego_free(json);

@@ -79,5 +79,8 @@ def test_go_quickstart_runs(tmp_path: Path) -> None:
     env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
     out = subprocess.run([go, "run", "."], cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.splitlines() == ["d1 1 10", "d1 2 <nil>"]
+    lines = out.stdout.splitlines()
+    assert lines[:2] == ["d1 1 10", "d1 2 <nil>"]
+    assert lines[2].startswith("2 rows: schema:"), lines  # arrowbridge.ToRecord of the batch
+    assert "device: type=dictionary<values=utf8, indices=int32" in out.stdout and "k: type=int64, nullable" in out.stdout
     assert (tmp_path / "data" / "MANIFEST").is_file()

@@ -1,9 +1,4 @@
-package main
-
-/*
-#include "bridge.h"
-*/
-import "C"
+package cdata
 
 import (
 	"fmt"
@@ -11,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
@@ -28,10 +22,11 @@ import (
 // property type), so its schema and batches are written here directly
 // rather than built as arrow arrays and exported with arrow/cdata, which
 // costs several allocations and C calls per column: for a row of 10,000
-// columns, tens of milliseconds. Each export is one C block (ag_export_alloc)
-// holding every struct, pointer array and buffer, carved in two passes
-// (sizes, then contents); its release callbacks are in bridge.c (see
-// struct ag_export). No Go pointer is ever stored in it.
+// columns, tens of milliseconds. Each export is one block of the caller's
+// memory (Memory.Alloc) holding every struct, pointer array and buffer,
+// carved in two passes (sizes, then contents), and starting with a header
+// whose first word is a reference count that the caller's release
+// callbacks drop (Memory). No Go pointer is ever stored in it.
 //
 // The device column is dictionary-encoded: int32 indices into a
 // dictionary of the batch's device names (one, unless the batch joins the
@@ -40,39 +35,36 @@ import (
 // block with a reference of its own and is released by the release of the
 // device column, as the C Data Interface requires.
 
-var (
-	exportSchemaRelease      = uintptr(unsafe.Pointer(C.ag_export_schema_release))
-	exportSchemaChildRelease = uintptr(unsafe.Pointer(C.ag_export_schema_child_release))
-	exportArrayRelease       = uintptr(unsafe.Pointer(C.ag_export_array_release))
-	exportArrayChildRelease  = uintptr(unsafe.Pointer(C.ag_export_array_child_release))
-)
-
-const (
-	flagNullable = C.ARROW_FLAG_NULLABLE
-	// blockHeader is the size of struct ag_export, padded so that what
-	// follows is 16-byte aligned, as malloc's own memory.
-	blockHeader = 16
-)
-
-// poolMaxAge is how long a released result block is kept for reuse (see
-// AG_POOL_MIN in bridge.h): long enough for the next scan of a loop, short
-// enough that an idle process gives the memory back.
-const poolMaxAge = time.Second
-
-// The kept blocks are trimmed by a goroutine that wakes once per
-// poolMaxAge.
-func init() {
-	go func() {
-		for range time.Tick(poolMaxAge) {
-			C.ag_pool_trim(C.int64_t(poolMaxAge))
-		}
-	}()
+// Memory is what an export needs of its caller: blocks of memory that
+// outlive Go's view of them, and the release callbacks of the structs
+// written into them (addresses of C functions that take the struct).
+//
+// A block starts with a 16-byte header whose first word, an int64, is the
+// number of structs in the block not yet released: one for the root, one
+// per child and one per dictionary, since a consumer may move a child out
+// and release the root (the C Data Interface allows it). Every struct's
+// PrivateData is the block's address. The root's release releases the
+// children still in place, every struct's release its dictionary if not
+// yet released, and each drops one reference; the block is freed at zero.
+type Memory struct {
+	// Alloc returns the address of size zeroed bytes (header included),
+	// or 0 when out of memory.
+	Alloc func(size uintptr) uintptr
+	// Unref drops one reference to the block at addr, freeing it at zero.
+	Unref func(addr uintptr)
+	// The release callbacks of the root schema, a child or dictionary
+	// schema, the root array, and a child or dictionary array.
+	SchemaRelease, SchemaChildRelease, ArrayRelease, ArrayChildRelease uintptr
 }
 
-// resultColumns is the schema of a result stream, worked out once per
+// BlockHeader is the size of a block's header, padded so that what follows
+// is 16-byte aligned, as malloc's own memory.
+const BlockHeader = 16
+
+// Result is the schema of a result stream, worked out once per
 // stream: "device" (dictionary<int32, utf8>), the time column, then the
 // properties. Its Arrow types are those of arrowbridge.ResultSchema.
-type resultColumns struct {
+type Result struct {
 	names   []string
 	formats []string
 	dicts   []string // format of the column's dictionary values, "" for none
@@ -117,10 +109,10 @@ func propertyFormat(pt schema.PropertyType) string {
 // timeFormats are the Arrow formats of the time units ("" is int64).
 var timeFormats = map[string]string{"": "l", "s": "tss:", "ms": "tsm:", "us": "tsu:", "ns": "tsn:"}
 
-// newResultColumns returns the schema of results of the given time column
+// NewResult returns the schema of results of the given time column
 // (named timeColumn, or arrowbridge's default), time unit and zone, and
 // properties.
-func newResultColumns(timeColumn, unit, zone string, props []schema.Property) (*resultColumns, error) {
+func NewResult(timeColumn, unit, zone string, props []schema.Property) (*Result, error) {
 	if timeColumn == "" {
 		timeColumn = arrowbridge.DefaultTimeColumn
 	}
@@ -132,7 +124,7 @@ func newResultColumns(timeColumn, unit, zone string, props []schema.Property) (*
 		timeFormat += zone
 	}
 	k := 2 + len(props)
-	r := &resultColumns{
+	r := &Result{
 		names:   make([]string, 0, k),
 		formats: make([]string, 0, k),
 		dicts:   make([]string, 0, k),
@@ -146,7 +138,7 @@ func newResultColumns(timeColumn, unit, zone string, props []schema.Property) (*
 		if f == "" {
 			return nil, fmt.Errorf("result schema: property %q has unknown type %s: %w", p.Name, p.Type, errs.ErrInternal)
 		}
-		r.add(p.Name, f, "", flagNullable)
+		r.add(p.Name, f, "", FlagNullable)
 		r.types = append(r.types, p.Type)
 	}
 	return r, nil
@@ -154,7 +146,7 @@ func newResultColumns(timeColumn, unit, zone string, props []schema.Property) (*
 
 // add appends a column; dict, when not "", is the format of its
 // dictionary's values (format is then that of the indices).
-func (r *resultColumns) add(name, format, dict string, flags int64) {
+func (r *Result) add(name, format, dict string, flags int64) {
 	r.names = append(r.names, name)
 	r.formats = append(r.formats, format)
 	r.dicts = append(r.dicts, dict)
@@ -166,21 +158,22 @@ func (r *resultColumns) add(name, format, dict string, flags int64) {
 	}
 }
 
-// block is a C allocation being carved.
+// block is an allocation of Memory being carved.
 type block struct {
+	mem              *Memory
 	base, size, used uintptr
 }
 
-// newBlock allocates size bytes (plus the header) of zeroed C memory,
-// whose reference count is refs.
-func newBlock(size uintptr, refs int) (*block, error) {
-	size += blockHeader
-	p := C.ag_export_alloc(C.size_t(size))
-	if p == nil {
+// newBlock allocates size bytes (plus the header) of zeroed memory, whose
+// reference count is refs.
+func newBlock(mem *Memory, size uintptr, refs int) (*block, error) {
+	size += BlockHeader
+	p := mem.Alloc(size)
+	if p == 0 {
 		return nil, fmt.Errorf("out of memory for a %d-byte result: %w", size, errs.ErrInternal)
 	}
-	b := &block{base: uintptr(p), size: size, used: blockHeader}
-	at[C.struct_ag_export](b.base).refs = C.int64_t(refs)
+	b := &block{mem: mem, base: p, size: size, used: BlockHeader}
+	*at[int64](b.base) = int64(refs)
 	return b, nil
 }
 
@@ -215,65 +208,66 @@ func (b *block) cstring(s string) uintptr {
 
 // free releases a block none of whose structs was handed out.
 func (b *block) free() {
-	at[C.struct_ag_export](b.base).refs = 1
-	C.ag_export_unref(unsafe.Pointer(at[byte](b.base)))
+	*at[int64](b.base) = 1
+	b.mem.Unref(b.base)
 }
 
 func align8(n uintptr) uintptr { return (n + 7) &^ 7 }
 
-// exportSchema writes the stream's schema into out.
-func (r *resultColumns) exportSchema(out *C.struct_ArrowSchema) error {
+// ExportSchema writes the stream's schema into the struct ArrowSchema at
+// out (>= 4096).
+func (r *Result) ExportSchema(mem *Memory, out uintptr) error {
 	k := uintptr(len(r.names))
 	d := uintptr(r.ndicts)
-	size := k*sizeofWord + (k+d)*sizeofRawSchema + uintptr(r.strings) + uintptr(len("+s")+2)
-	b, err := newBlock(size, 1+len(r.names)+r.ndicts)
+	size := k*sizeofWord + (k+d)*sizeofSchema + uintptr(r.strings) + uintptr(len("+s")+2)
+	b, err := newBlock(mem, size, 1+len(r.names)+r.ndicts)
 	if err != nil {
 		return err
 	}
 	kids := b.take(k * sizeofWord)
 	slots := words(kids, int64(k))
 	for i := range slots {
-		slots[i] = b.take(sizeofRawSchema)
+		slots[i] = b.take(sizeofSchema)
 	}
 	for i, addr := range slots {
 		var dict uintptr
 		if r.dicts[i] != "" {
 			// Unordered (flags 0); its values have no nulls.
-			dict = b.take(sizeofRawSchema)
-			*at[rawSchema](dict) = rawSchema{
-				format:      b.cstring(r.dicts[i]),
-				name:        b.cstring(""),
-				release:     exportSchemaChildRelease,
-				privateData: b.base,
+			dict = b.take(sizeofSchema)
+			*at[Schema](dict) = Schema{
+				Format:      b.cstring(r.dicts[i]),
+				Name:        b.cstring(""),
+				Release:     mem.SchemaChildRelease,
+				PrivateData: b.base,
 			}
 		}
-		*at[rawSchema](addr) = rawSchema{
-			format:      b.cstring(r.formats[i]),
-			name:        b.cstring(r.names[i]),
-			flags:       r.flags[i],
-			dictionary:  dict,
-			release:     exportSchemaChildRelease,
-			privateData: b.base,
+		*at[Schema](addr) = Schema{
+			Format:      b.cstring(r.formats[i]),
+			Name:        b.cstring(r.names[i]),
+			Flags:       r.flags[i],
+			Dictionary:  dict,
+			Release:     mem.SchemaChildRelease,
+			PrivateData: b.base,
 		}
 	}
-	*at[rawSchema](uintptr(unsafe.Pointer(out))) = rawSchema{
-		format:      b.cstring("+s"),
-		name:        b.cstring(""),
-		nChildren:   int64(k),
-		children:    kids,
-		release:     exportSchemaRelease,
-		privateData: b.base,
+	*at[Schema](out) = Schema{
+		Format:      b.cstring("+s"),
+		Name:        b.cstring(""),
+		NChildren:   int64(k),
+		Children:    kids,
+		Release:     mem.SchemaRelease,
+		PrivateData: b.base,
 	}
 	return nil
 }
 
-// part is the rows of one device in a result batch. A batch joins the
+// Part is the rows of one device in a result batch. A batch joins the
 // small runs a scan yields (one device's rows in a short time range, say)
 // into one, so that a scan of many small devices costs one export and one
 // import per batch_rows rows, not one per device.
-type part struct {
-	device string
-	rows   *tablet.Tablet
+type Part struct {
+	Device string
+	Rows   *tablet.Tablet
 }
 
 // batchSize returns the bytes of the block of a batch of parts: structs,
@@ -282,15 +276,15 @@ type part struct {
 // out to have no nulls. The device column is its indices (4 bytes a row)
 // and a dictionary holding each part's name, a name repeated by
 // consecutive parts once.
-func (r *resultColumns) batchSize(parts []part) (uintptr, error) {
+func (r *Result) batchSize(parts []Part) (uintptr, error) {
 	var n, names, ndict uintptr
 	for i, p := range parts {
-		if len(p.rows.Columns) != len(r.types) {
-			return 0, fmt.Errorf("result batch has %d columns, the stream %d: %w", len(p.rows.Columns), len(r.types), errs.ErrInternal)
+		if len(p.Rows.Columns) != len(r.types) {
+			return 0, fmt.Errorf("result batch has %d columns, the stream %d: %w", len(p.Rows.Columns), len(r.types), errs.ErrInternal)
 		}
-		n += uintptr(p.rows.Rows())
-		if i == 0 || p.device != parts[i-1].device {
-			names += uintptr(len(p.device))
+		n += uintptr(p.Rows.Rows())
+		if i == 0 || p.Device != parts[i-1].Device {
+			names += uintptr(len(p.Device))
 			ndict++
 		}
 	}
@@ -300,15 +294,15 @@ func (r *resultColumns) batchSize(parts []part) (uintptr, error) {
 	}
 	k := uintptr(2 + len(r.types))
 	bits := align8((n + 7) / 8)
-	size := sizeofWord + k*sizeofWord + k*sizeofRawArray                        // root buffers, children, structs
-	size += 2*sizeofWord + align8(4*n)                                          // device: NULL validity, indices
-	size += sizeofRawArray + 3*sizeofWord + align8(4*(ndict+1)) + align8(names) // its dictionary
-	size += 2*sizeofWord + 8*n                                                  // time
+	size := sizeofWord + k*sizeofWord + k*sizeofArray                        // root buffers, children, structs
+	size += 2*sizeofWord + align8(4*n)                                       // device: NULL validity, indices
+	size += sizeofArray + 3*sizeofWord + align8(4*(ndict+1)) + align8(names) // its dictionary
+	size += 2*sizeofWord + 8*n                                               // time
 	for i, pt := range r.types {
 		valid, data := false, uintptr(0)
 		for _, p := range parts {
-			c := &p.rows.Columns[i]
-			m := uintptr(p.rows.Rows())
+			c := &p.Rows.Columns[i]
+			m := uintptr(p.Rows.Rows())
 			if c.Type != pt {
 				return 0, fmt.Errorf("result column %q is %s, the stream's %s: %w", c.Name, c.Type, pt, errs.ErrInternal)
 			}
@@ -345,7 +339,7 @@ func (r *resultColumns) batchSize(parts []part) (uintptr, error) {
 		}
 		if data > math.MaxInt32 {
 			return 0, fmt.Errorf("result column %q: %d bytes in one batch exceed the int32 offsets of Arrow's utf8 and binary: %w",
-				parts[0].rows.Columns[i].Name, data, errs.ErrInvalidArgument)
+				parts[0].Rows.Columns[i].Name, data, errs.ErrInvalidArgument)
 		}
 		if valid {
 			size += bits
@@ -362,27 +356,27 @@ func (r *resultColumns) batchSize(parts []part) (uintptr, error) {
 	return size, nil
 }
 
-// exportBatch writes the rows of parts, in order, as one struct array into
-// out.
-func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) error {
+// ExportBatch writes the rows of parts, in order, as one struct array into
+// the struct ArrowArray at out (>= 4096).
+func (r *Result) ExportBatch(mem *Memory, parts []Part, out uintptr) error {
 	size, err := r.batchSize(parts)
 	if err != nil {
 		return err
 	}
 	k := 2 + len(r.types)
-	b, err := newBlock(size, 1+k+1) // the root, the columns, the device's dictionary
+	b, err := newBlock(mem, size, 1+k+1) // the root, the columns, the device's dictionary
 	if err != nil {
 		return err
 	}
 	n := 0
 	for _, p := range parts {
-		n += p.rows.Rows()
+		n += p.Rows.Rows()
 	}
 	rootBufs := b.take(sizeofWord) // the struct's validity: NULL
 	kids := b.take(uintptr(k) * sizeofWord)
 	slots := words(kids, int64(k))
 	for i := range slots {
-		slots[i] = b.take(sizeofRawArray)
+		slots[i] = b.take(sizeofArray)
 	}
 	// child fills slot i with an array of n rows and the given buffers.
 	child := func(i int, nulls int, bufs ...uintptr) {
@@ -391,13 +385,13 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 		for j, x := range bufs { // not copy: go1.26's compiler fails on it here
 			ptrs[j] = x
 		}
-		*at[rawArray](slots[i]) = rawArray{
-			length:      int64(n),
-			nullCount:   int64(nulls),
-			nBuffers:    int64(len(bufs)),
-			buffers:     p,
-			release:     exportArrayChildRelease,
-			privateData: b.base,
+		*at[Array](slots[i]) = Array{
+			Length:      int64(n),
+			NullCount:   int64(nulls),
+			NBuffers:    int64(len(bufs)),
+			Buffers:     p,
+			Release:     mem.ArrayChildRelease,
+			PrivateData: b.base,
 		}
 	}
 
@@ -407,14 +401,14 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 	var dictNames []string
 	row := 0
 	for i, p := range parts {
-		if i == 0 || p.device != parts[i-1].device {
-			dictNames = append(dictNames, p.device)
+		if i == 0 || p.Device != parts[i-1].Device {
+			dictNames = append(dictNames, p.Device)
 		}
 		idx := int32(len(dictNames) - 1)
-		for j := range p.rows.Rows() {
+		for j := range p.Rows.Rows() {
 			indices[row+j] = idx
 		}
-		row += p.rows.Rows()
+		row += p.Rows.Rows()
 	}
 	child(0, 0, 0, ip)
 	dictBufs := b.take(3 * sizeofWord)
@@ -431,15 +425,15 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 	}
 	ptrs := words(dictBufs, 3)
 	ptrs[1], ptrs[2] = op, data
-	dict := b.take(sizeofRawArray)
-	*at[rawArray](dict) = rawArray{
-		length:      int64(len(dictNames)),
-		nBuffers:    3,
-		buffers:     dictBufs,
-		release:     exportArrayChildRelease,
-		privateData: b.base,
+	dict := b.take(sizeofArray)
+	*at[Array](dict) = Array{
+		Length:      int64(len(dictNames)),
+		NBuffers:    3,
+		Buffers:     dictBufs,
+		Release:     mem.ArrayChildRelease,
+		PrivateData: b.base,
 	}
-	at[rawArray](slots[0]).dictionary = dict
+	at[Array](slots[0]).Dictionary = dict
 
 	// The fixed-width buffers, most of a batch's bytes, are copied at the
 	// end, several at once: the copy is bound by faulting in the fresh
@@ -448,8 +442,8 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 	times, tb := b.buffer(8 * n)
 	row = 0
 	for _, p := range parts {
-		m := p.rows.Rows()
-		copies = append(copies, [2][]byte{tb[8*row : 8*(row+m)], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p.rows.Times))), 8*m)})
+		m := p.Rows.Rows()
+		copies = append(copies, [2][]byte{tb[8*row : 8*(row+m)], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p.Rows.Times))), 8*m)})
 		row += m
 	}
 	child(1, 0, 0, times)
@@ -457,7 +451,7 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 	for i, pt := range r.types {
 		valid, nulls := uintptr(0), 0
 		for _, p := range parts {
-			if p.rows.Columns[i].Validity != nil {
+			if p.Rows.Columns[i].Validity != nil {
 				valid = 1
 			}
 		}
@@ -465,7 +459,7 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 			p, bits := b.buffer((n + 7) / 8)
 			row := 0
 			for _, part := range parts {
-				c, m := &part.rows.Columns[i], part.rows.Rows()
+				c, m := &part.Rows.Columns[i], part.Rows.Rows()
 				if c.Validity == nil {
 					bitutil.SetBitsTo(bits, int64(row), int64(m), true)
 				} else {
@@ -484,7 +478,7 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 			p, v := b.buffer((n + 7) / 8)
 			row := 0
 			for _, part := range parts {
-				c, m := &part.rows.Columns[i], part.rows.Rows()
+				c, m := &part.Rows.Columns[i], part.Rows.Rows()
 				bitutil.CopyBitmap(c.Values, c.Offset, m, v, row)
 				row += m
 			}
@@ -495,7 +489,7 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 			var total int32
 			row := 0
 			for _, part := range parts {
-				c, m := &part.rows.Columns[i], part.rows.Rows()
+				c, m := &part.Rows.Columns[i], part.Rows.Rows()
 				lo, hi := c.Offsets[c.Offset], c.Offsets[c.Offset+m]
 				for j, x := range c.Offsets[c.Offset : c.Offset+m+1] {
 					if x < lo || x > hi {
@@ -509,7 +503,7 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 			}
 			p, d := b.buffer(int(total))
 			for _, part := range parts {
-				c, m := &part.rows.Columns[i], part.rows.Rows()
+				c, m := &part.Rows.Columns[i], part.Rows.Rows()
 				lo, hi := c.Offsets[c.Offset], c.Offsets[c.Offset+m]
 				d = d[copy(d, c.Data[lo:hi]):]
 			}
@@ -519,7 +513,7 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 			p, v := b.buffer(w * n)
 			row := 0
 			for _, part := range parts {
-				c, m := &part.rows.Columns[i], part.rows.Rows()
+				c, m := &part.Rows.Columns[i], part.Rows.Rows()
 				copies = append(copies, [2][]byte{v[w*row : w*(row+m)], c.Values[c.Offset*w : (c.Offset+m)*w]})
 				row += m
 			}
@@ -527,14 +521,14 @@ func (r *resultColumns) exportBatch(parts []part, out *C.struct_ArrowArray) erro
 		}
 	}
 	copyAll(copies)
-	*at[rawArray](uintptr(unsafe.Pointer(out))) = rawArray{
-		length:      int64(n),
-		nBuffers:    1,
-		nChildren:   int64(k),
-		buffers:     rootBufs,
-		children:    kids,
-		release:     exportArrayRelease,
-		privateData: b.base,
+	*at[Array](out) = Array{
+		Length:      int64(n),
+		NBuffers:    1,
+		NChildren:   int64(k),
+		Buffers:     rootBufs,
+		Children:    kids,
+		Release:     mem.ArrayRelease,
+		PrivateData: b.base,
 	}
 	return nil
 }

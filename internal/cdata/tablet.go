@@ -1,4 +1,4 @@
-package main
+package cdata
 
 import (
 	"strings"
@@ -13,17 +13,17 @@ import (
 )
 
 // The direct import: a batch whose columns all have simple types becomes a
-// tablet.Tablet over the caller's C buffers, without arrow/cdata,
-// arrow.Record and arrowbridge, whose costs are per column (a C allocation
-// and release per child, an arrow.Array, a schema index): tens of
-// milliseconds for a batch of 10,000 columns. The tablet borrows the
+// tablet.Tablet over the caller's C buffers, without arrow arrays,
+// arrow.Record and arrowbridge, whose costs are per column (arrow data and
+// an arrow.Array per child, a schema index): milliseconds for a batch of
+// 10,000 columns. The tablet borrows the
 // buffers until the batch is released, after the engine has copied it.
 //
 // Simple types are those whose Arrow layout is the tablet's: bool, int32,
 // int64, float32, float64, date32, timestamp[ns] (any zone), utf8 and
 // binary, none dictionary-encoded; the time column is int64 or a timestamp
 // of any unit. Batches with any other column take the arrow path
-// (arrowin.go) whole.
+// (import.go) whole.
 //
 // The direct path is an optimization that must not change any outcome: it
 // accepts a batch only if the arrow path would accept it and produce the
@@ -52,17 +52,6 @@ var lastPlan atomic.Pointer[directSchema]
 // emptyOffsets are the offsets of a var-width column without rows (shared:
 // the engine never writes a tablet).
 var emptyOffsets = []int32{0}
-
-// cView returns the C string at addr (>= minAddr) without copying: valid
-// while the caller's struct is, and never kept.
-func cView(addr uintptr) string {
-	p := at[byte](addr)
-	n := 0
-	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return unsafe.String(p, n)
-}
 
 // simpleFormats are the simple property formats but timestamps.
 var simpleFormats = map[string]schema.PropertyType{
@@ -123,16 +112,16 @@ func planDirect(addr uintptr, timeColumn string) *directSchema {
 // sameAs reports whether the schema at addr has d's columns, names and
 // formats, and so d's plan.
 func (d *directSchema) sameAs(addr uintptr, timeColumn string) bool {
-	root := at[rawSchema](addr)
-	if timeColumn != d.timeColumn || root.nChildren != int64(len(d.names)) {
+	root := at[Schema](addr)
+	if timeColumn != d.timeColumn || root.NChildren != int64(len(d.names)) {
 		return false
 	}
-	for i, c := range words(root.children, root.nChildren) {
-		s := at[rawSchema](c)
-		if s.nChildren != 0 || s.dictionary != 0 || cView(s.format) != d.formats[i] {
+	for i, c := range words(root.Children, root.NChildren) {
+		s := at[Schema](c)
+		if s.NChildren != 0 || s.Dictionary != 0 || cView(s.Format) != d.formats[i] {
 			return false
 		}
-		if name := d.names[i]; s.name == 0 && name != "" || s.name != 0 && cView(s.name) != name {
+		if name := d.names[i]; s.Name == 0 && name != "" || s.Name != 0 && cView(s.Name) != name {
 			return false
 		}
 	}
@@ -140,8 +129,8 @@ func (d *directSchema) sameAs(addr uintptr, timeColumn string) bool {
 }
 
 func newPlan(addr uintptr, timeColumn string) *directSchema {
-	root := at[rawSchema](addr)
-	kids := words(root.children, root.nChildren)
+	root := at[Schema](addr)
+	kids := words(root.Children, root.NChildren)
 	d := &directSchema{
 		timeColumn: timeColumn,
 		names:      make([]string, len(kids)),
@@ -151,17 +140,17 @@ func newPlan(addr uintptr, timeColumn string) *directSchema {
 	}
 	seen := make(map[string]struct{}, len(kids))
 	for i, c := range kids {
-		s := at[rawSchema](c)
-		if s.nChildren != 0 || s.dictionary != 0 {
+		s := at[Schema](c)
+		if s.NChildren != 0 || s.Dictionary != 0 {
 			return nil
 		}
-		name := cString(s.name)
+		name := cString(s.Name)
 		if _, dup := seen[name]; dup {
 			return nil
 		}
 		seen[name] = struct{}{}
 		d.names[i] = name
-		format := cView(s.format)
+		format := cView(s.Format)
 		if name == timeColumn {
 			unit, zone, ok := "", "", format == "l"
 			if !ok {
@@ -211,43 +200,34 @@ func putColumns(cols []tablet.Column) {
 	spareColumns.Store(&cols)
 }
 
-// bytesAt returns the n bytes at addr (0 when n is 0) as a slice over C
-// memory.
-func bytesAt(addr uintptr, n int64) []byte {
-	if n == 0 {
-		return nil
-	}
-	return unsafe.Slice(at[byte](addr), n)
-}
-
 // tablet reads the caller's struct array at addr as a tablet of d, borrowing
 // its buffers, or returns nil if the arrow path must decide. Every check of
 // arrayPlan.root and arrayPlan.node for these layouts is repeated here.
 func (d *directSchema) tablet(addr uintptr) *tablet.Tablet {
-	a := *at[rawArray](addr)
+	a := *at[Array](addr)
 	if _, err := counts(&a, ""); err != nil {
 		return nil
 	}
-	if a.nBuffers != 1 || a.nChildren != int64(len(d.names)) || (a.nChildren > 0 && a.children < minAddr) ||
-		a.nullCount > 0 || a.dictionary != 0 {
+	if a.NBuffers != 1 || a.NChildren != int64(len(d.names)) || (a.NChildren > 0 && a.Children < minAddr) ||
+		a.NullCount > 0 || a.Dictionary != 0 {
 		return nil
 	}
-	n := a.length
-	need := a.offset + n
+	n := a.Length
+	need := a.Offset + n
 	t := &tablet.Tablet{TimeUnit: d.unit, TimeZone: d.zone}
 	if len(d.names) > 1 {
 		t.Columns = getColumns(len(d.names) - 1)
 	}
 	j := 0
-	for i, addr := range words(a.children, a.nChildren) {
+	for i, addr := range words(a.Children, a.NChildren) {
 		if addr < minAddr {
 			return nil
 		}
-		c := *at[rawArray](addr)
-		if c.length < need {
+		c := *at[Array](addr)
+		if c.Length < need {
 			return nil
 		}
-		if _, err := counts(&c, ""); err != nil || c.nChildren != 0 || c.dictionary != 0 {
+		if _, err := counts(&c, ""); err != nil || c.NChildren != 0 || c.Dictionary != 0 {
 			return nil
 		}
 		pt := schema.Int64 // the time column's layout
@@ -258,35 +238,35 @@ func (d *directSchema) tablet(addr uintptr) *tablet.Tablet {
 		if tablet.VarWidth(pt) {
 			want = 3
 		}
-		if c.nBuffers != want || c.buffers < minAddr {
+		if c.NBuffers != want || c.Buffers < minAddr {
 			return nil
 		}
-		bufs := words(c.buffers, want)
+		bufs := words(c.Buffers, want)
 		valid := bufs[0]
 		if valid < minAddr {
-			if c.nullCount > 0 {
+			if c.NullCount > 0 {
 				return nil
 			}
-			valid, c.nullCount = 0, 0
+			valid, c.NullCount = 0, 0
 		}
-		end := c.offset + c.length
+		end := c.Offset + c.Length
 		var values, data uintptr
 		var size int64 // bytes of data (var width)
 		var ok bool
 		switch {
 		case pt == schema.Boolean:
-			values, ok = bufferAt(bufs[1], (end+7)/8, c.length)
+			values, ok = bufferAt(bufs[1], (end+7)/8, c.Length)
 		case tablet.VarWidth(pt):
-			if values, ok = bufferAt(bufs[1], 4*(end+1), c.length); ok {
+			if values, ok = bufferAt(bufs[1], 4*(end+1), c.Length); ok {
 				var err error
-				if size, err = checkOffsets(unsafe.Slice(at[int32](values), end+1)[c.offset:], ""); err == nil {
-					data, ok = bufferAt(bufs[2], size, c.length)
+				if size, err = checkOffsets(unsafe.Slice(at[int32](values), end+1)[c.Offset:], ""); err == nil {
+					data, ok = bufferAt(bufs[2], size, c.Length)
 				} else {
 					ok = false
 				}
 			}
 		default:
-			values, ok = bufferAt(bufs[1], int64(tablet.Width(pt))*end, c.length)
+			values, ok = bufferAt(bufs[1], int64(tablet.Width(pt))*end, c.Length)
 		}
 		if !ok {
 			return nil
@@ -295,9 +275,9 @@ func (d *directSchema) tablet(addr uintptr) *tablet.Tablet {
 		// The rows of the batch are rows off..off+n of the column, as
 		// cdata slices a struct's children. Its null count is the child's
 		// when the slice is the whole child, else counted in the slice.
-		off := c.offset + a.offset
-		nulls := c.nullCount
-		if nulls != 0 && (nulls < 0 || a.offset != 0 || c.length != n) {
+		off := c.Offset + a.Offset
+		nulls := c.NullCount
+		if nulls != 0 && (nulls < 0 || a.Offset != 0 || c.Length != n) {
 			nulls = n - int64(bitutil.CountSetBits(bytesAt(valid, (end+7)/8), int(off), int(n)))
 		}
 
