@@ -13,7 +13,7 @@ VENV_NOARROW := .venv-noarrow
 VENV_INTEROP := .venv-interop
 CRASH_TRIALS ?= 50
 
-.PHONY: all deps lib lib-cgocheck2 test test-go test-race test-abi test-c test-python interop crash bench bench-go bench-python demo venv clean
+.PHONY: all deps lib lib-cgocheck2 test test-go test-race test-abi test-c test-python interop crash fuzz bench bench-go bench-python demo venv clean
 
 all: lib
 
@@ -33,12 +33,12 @@ test: deps test-go test-race test-abi test-c test-python
 
 # The core is cgo-free: vet and test it with cgo off.
 test-go:
-	CGO_ENABLED=0 $(GO) vet ./core/... ./arrowbridge/... ./tests/...
+	CGO_ENABLED=0 $(GO) vet ./core/... ./arrowbridge/... ./internal/... ./tests/...
 	$(GO) vet ./capi/
-	CGO_ENABLED=0 ARCADEGO_CRASH_TRIALS=$(CRASH_TRIALS) $(GO) test -count=1 ./core/... ./arrowbridge/...
+	CGO_ENABLED=0 ARCADEGO_CRASH_TRIALS=$(CRASH_TRIALS) $(GO) test -count=1 ./core/... ./arrowbridge/... ./internal/...
 
 test-race:
-	ARCADEGO_CRASH_TRIALS=10 $(GO) test -race -count=1 ./core/... ./arrowbridge/...
+	ARCADEGO_CRASH_TRIALS=10 $(GO) test -race -count=1 ./core/... ./arrowbridge/... ./internal/...
 
 test-abi: lib lib-cgocheck2
 	CGO_ENABLED=0 ARCADEGO_LIB=$(CURDIR)/$(LIB) $(GO) test -count=1 ./tests/abi/
@@ -64,6 +64,11 @@ interop: deps
 # More crash trials than `make test` runs.
 crash:
 	CGO_ENABLED=0 ARCADEGO_CRASH_TRIALS=500 $(GO) test -count=1 -run Crash -v ./core/engine/ | tail -3
+
+# Fuzz the Arrow C Data Interface import for FUZZTIME (its seeds run in make test).
+FUZZTIME ?= 5m
+fuzz:
+	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz FuzzImport -fuzztime $(FUZZTIME) ./internal/cdata/
 
 bench: bench-go bench-python
 

@@ -284,10 +284,10 @@ func fieldType(addr uintptr) (arrow.DataType, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.NChildren != 0 { // dictionary indices included
+		return nil, fmt.Errorf("format %q has no children, the schema has %d", format, s.NChildren)
+	}
 	if s.Dictionary == 0 {
-		if s.NChildren != 0 {
-			return nil, fmt.Errorf("format %q has no children, the schema has %d", format, s.NChildren)
-		}
 		return dt, nil
 	}
 	if !arrow.IsInteger(dt.ID()) {
@@ -493,13 +493,19 @@ func (p *arrayPlan) node(dt arrow.DataType, addr uintptr, what string) (int, err
 	bufs := append([]uintptr(nil), words(a.Buffers, want)...)
 	lens := make([]int64, len(bufs))
 
-	// Buffer 0: validity. NULL is allowed when there are no nulls.
-	if bufs[0] < minAddr {
+	// Buffer 0: validity. NULL is allowed when there are no nulls. With a
+	// null count of 0 the bitmap is not read either, as arrowbridge and
+	// the direct path ignore it: the view and index checks below must
+	// cover the rows it marks null.
+	switch {
+	case bufs[0] < minAddr:
 		if a.NullCount > 0 {
 			return 0, fmt.Errorf("%s: %d nulls but no validity bitmap (pointer %#x): %w", what, a.NullCount, bufs[0], errInvalid)
 		}
 		bufs[0], a.NullCount = 0, 0
-	} else {
+	case a.NullCount == 0:
+		bufs[0] = 0
+	default:
 		lens[0] = (end + 7) / 8
 	}
 	fix := func(i int, need int64) error {
@@ -532,7 +538,11 @@ func (p *arrayPlan) node(dt arrow.DataType, addr uintptr, what string) (int, err
 		err = p.views(&a, bufs, end, fix, what)
 	default: // fixed width, dictionary indices included
 		width := int64(dt.(arrow.FixedWidthDataType).BitWidth() / 8)
-		err = fix(1, width*end)
+		if end > maxBuffer/width { // a wide fixed_size_binary: width*end would overflow
+			err = fmt.Errorf("%s: %d values of %d bytes are too large: %w", what, end, width, errInvalid)
+		} else {
+			err = fix(1, width*end)
+		}
 	}
 	if err != nil {
 		return 0, err

@@ -46,6 +46,9 @@ const (
 	maxNodes = 1 << 22
 	// maxLength bounds offset+length of one array, so sizes never overflow.
 	maxLength = 1 << 40
+	// maxBuffer bounds the bytes of one buffer (a 47-bit user address
+	// space), so that sizes never overflow and a Go slice can span them.
+	maxBuffer = 1 << 47
 )
 
 var (

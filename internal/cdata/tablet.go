@@ -27,8 +27,8 @@ import (
 //
 // The direct path is an optimization that must not change any outcome: it
 // accepts a batch only if the arrow path would accept it and produce the
-// same tablet (same checks as arrayPlan, same null counts as cdata and
-// arrowbridge.ToTablet), and on anything it refuses it gives up and lets
+// same tablet (same checks as arrayPlan, same null counts as the arrow
+// arrays and arrowbridge.ToTablet), and on anything it refuses it gives up and lets
 // the arrow path run from the start, which then reports the error in its
 // own words (or accepts what the direct path was unsure of).
 
@@ -70,10 +70,10 @@ func simpleType(format string) (schema.PropertyType, bool) {
 	return 0, false
 }
 
-// timestampFormat parses "ts" + unit letter + ":" + zone. A zone holding a
-// colon is left to cdata, which cuts it there.
+// timestampFormat parses "ts" + unit letter + ":" + zone (the zone may hold
+// colons: "+01:00").
 func timestampFormat(format string) (unit, zone string, ok bool) {
-	if len(format) < 4 || format[:2] != "ts" || format[3] != ':' || strings.IndexByte(format[4:], ':') >= 0 {
+	if len(format) < 4 || format[:2] != "ts" || format[3] != ':' {
 		return "", "", false
 	}
 	switch format[2] {
@@ -273,7 +273,7 @@ func (d *directSchema) tablet(addr uintptr) *tablet.Tablet {
 		}
 
 		// The rows of the batch are rows off..off+n of the column, as
-		// cdata slices a struct's children. Its null count is the child's
+		// importRecord slices a struct's children. Its null count is the child's
 		// when the slice is the whole child, else counted in the slice.
 		off := c.Offset + a.Offset
 		nulls := c.NullCount

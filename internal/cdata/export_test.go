@@ -1,0 +1,453 @@
+package cdata
+
+import (
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/arrowbridge"
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// goMemory is a Memory over Go memory: each block is a zeroed []uint64
+// kept in a map until its reference count drops to zero.
+type goMemory struct {
+	Memory
+	blocks map[uintptr][]uint64
+	fail   bool // Alloc returns 0
+}
+
+// Release callbacks are never called by the package: any distinct
+// non-zero values do.
+const (
+	schemaRelease uintptr = 0x10000 + 8*iota
+	schemaChildRelease
+	arrayRelease
+	arrayChildRelease
+)
+
+func newGoMemory() *goMemory {
+	g := &goMemory{blocks: map[uintptr][]uint64{}}
+	g.Memory = Memory{
+		Alloc: func(size uintptr) uintptr {
+			if g.fail {
+				return 0
+			}
+			b := make([]uint64, (size+7)/8)
+			addr := uintptr(unsafe.Pointer(&b[0]))
+			g.blocks[addr] = b
+			return addr
+		},
+		Unref: func(addr uintptr) {
+			b, ok := g.blocks[addr]
+			if !ok {
+				panic("Unref of a block that is not allocated")
+			}
+			if b[0]--; b[0] == 0 {
+				delete(g.blocks, addr)
+			}
+		},
+		SchemaRelease: schemaRelease, SchemaChildRelease: schemaChildRelease,
+		ArrayRelease: arrayRelease, ArrayChildRelease: arrayChildRelease,
+	}
+	return g
+}
+
+// refs returns the reference count in the header of the block at addr.
+func (g *goMemory) refs(t testing.TB, addr uintptr) int64 {
+	t.Helper()
+	b, ok := g.blocks[addr]
+	require.True(t, ok, "block %#x is allocated", addr)
+	return int64(b[0])
+}
+
+var allProps = []schema.Property{
+	{ID: 1, Name: "b", Type: schema.Boolean},
+	{ID: 2, Name: "i", Type: schema.Int32},
+	{ID: 3, Name: "l", Type: schema.Int64},
+	{ID: 4, Name: "f", Type: schema.Float},
+	{ID: 5, Name: "d", Type: schema.Double},
+	{ID: 6, Name: "s", Type: schema.String},
+	{ID: 7, Name: "y", Type: schema.Binary},
+	{ID: 8, Name: "ts", Type: schema.Timestamp},
+	{ID: 9, Name: "dt", Type: schema.Date},
+}
+
+func TestExportSchema(t *testing.T) {
+	for _, c := range []struct{ timeColumn, unit, zone, timeFormat string }{
+		{"", "", "", "l"},
+		{"at", "ms", "UTC", "tsm:UTC"},
+		{"time", "ns", "", "tsn:"},
+		{"t", "s", "Europe/Paris", "tss:Europe/Paris"},
+	} {
+		t.Run(c.timeFormat, func(t *testing.T) {
+			var keep arena
+			g := newGoMemory()
+			r, err := NewResult(c.timeColumn, c.unit, c.zone, allProps)
+			require.NoError(t, err)
+			out := keep.schema()
+			require.NoError(t, r.ExportSchema(&g.Memory, Addr(out)))
+
+			require.Len(t, g.blocks, 1)
+			block := out.PrivateData
+			// The root, 11 columns and the device's dictionary.
+			assert.Equal(t, int64(1+2+len(allProps)+1), g.refs(t, block))
+			assert.Equal(t, "+s", cString(out.Format))
+			assert.Equal(t, "", cString(out.Name))
+			assert.Equal(t, schemaRelease, out.Release)
+
+			timeColumn := c.timeColumn
+			if timeColumn == "" {
+				timeColumn = "time"
+			}
+			var names, formats []string
+			for i, addr := range words(out.Children, out.NChildren) {
+				assert.Zero(t, addr%8, "column %d's struct is aligned", i)
+				s := at[Schema](addr)
+				names = append(names, cString(s.Name))
+				formats = append(formats, cString(s.Format))
+				assert.Equal(t, schemaChildRelease, s.Release)
+				assert.Equal(t, block, s.PrivateData)
+				assert.Zero(t, s.NChildren)
+				wantFlags := int64(FlagNullable)
+				if i < 2 {
+					wantFlags = 0 // device and time have no nulls
+				}
+				assert.Equal(t, wantFlags, s.Flags, names[i])
+				if i != 0 {
+					assert.Zero(t, s.Dictionary, names[i])
+					continue
+				}
+				require.NotZero(t, s.Dictionary)
+				assert.Zero(t, s.Dictionary%8, "the dictionary's struct is aligned")
+				d := at[Schema](s.Dictionary)
+				assert.Equal(t, "u", cString(d.Format))
+				assert.Zero(t, d.Flags, "not ordered, no nulls")
+				assert.Equal(t, schemaChildRelease, d.Release)
+				assert.Equal(t, block, d.PrivateData)
+			}
+			assert.Equal(t, []string{"device", timeColumn, "b", "i", "l", "f", "d", "s", "y", "ts", "dt"}, names)
+			assert.Equal(t, []string{"i", c.timeFormat, "b", "i", "l", "f", "g", "u", "z", "tsn:", "tdD"}, formats)
+
+			// What the schema says is arrowbridge's result schema.
+			sch, err := importSchema(Addr(out))
+			require.NoError(t, err)
+			want := arrowbridge.ResultSchema(c.timeColumn, c.unit, c.zone, allProps)
+			assert.True(t, want.Equal(sch), "got %s\nwant %s", sch, want)
+
+			// Releasing every struct frees the block.
+			for range 1 + 2 + len(allProps) + 1 {
+				g.Unref(block)
+			}
+			assert.Empty(t, g.blocks)
+			runtime.KeepAlive(&keep)
+		})
+	}
+}
+
+// partRows builds a part of n rows of every property type. Its columns are
+// sliced (Offset 2) and, when nulls, have a null every third row.
+func partRows(n int, base int64, nulls bool) *tablet.Tablet {
+	const off = 2
+	m := n + off
+	var valid []bool
+	if nulls {
+		valid = make([]bool, m)
+		for i := range valid {
+			valid[i] = (i-off)%3 != 1
+		}
+	}
+	bools := make([]bool, m)
+	i32 := make([]int32, m)
+	i64 := make([]int64, m)
+	f32 := make([]float32, m)
+	f64 := make([]float64, m)
+	strs := make([]string, m)
+	bins := make([][]byte, m)
+	for i := range m {
+		v := base + int64(i-off)
+		bools[i] = v%2 == 0
+		i32[i] = int32(v)
+		i64[i] = v << 33
+		f32[i] = float32(v) / 2
+		f64[i] = float64(v) / 4
+		strs[i] = string(rune('a' + v%26))
+		bins[i] = []byte{byte(v), byte(v >> 8)}
+	}
+	cols := []tablet.Column{
+		tablet.Bools("b", bools, valid), tablet.Int32s("i", i32, valid), tablet.Int64s("l", i64, valid),
+		tablet.Floats("f", f32, valid), tablet.Doubles("d", f64, valid), tablet.Strings("s", strs, valid),
+		tablet.Binaries("y", bins, valid), tablet.Timestamps("ts", i64, valid), tablet.Dates("dt", i32, valid),
+	}
+	for i := range cols {
+		cols[i].Offset = off
+	}
+	times := make([]int64, n)
+	for i := range times {
+		times[i] = base + int64(i)
+	}
+	return &tablet.Tablet{Times: times, Columns: cols}
+}
+
+// exportedBatch is a result batch written by ExportBatch and its schema.
+type exportedBatch struct {
+	keep   arena
+	g      *goMemory
+	schema *Schema
+	array  *Array
+}
+
+func exportParts(t *testing.T, r *Result, parts []Part) *exportedBatch {
+	t.Helper()
+	e := &exportedBatch{g: newGoMemory()}
+	e.schema, e.array = e.keep.schema(), e.keep.array()
+	require.NoError(t, r.ExportSchema(&e.g.Memory, Addr(e.schema)))
+	require.NoError(t, r.ExportBatch(&e.g.Memory, parts, Addr(e.array)))
+	t.Cleanup(func() { runtime.KeepAlive(e) })
+	return e
+}
+
+// want returns the contents that importing the export of parts must give:
+// the device column as strings, then the parts' rows in order.
+func want(parts []Part, unit string) contents {
+	w := contents{Unit: unit, Times: []int64{}, Columns: []columnContents{{Name: "device", Type: "STRING", Values: []any{}}}}
+	for _, p := range parts {
+		pc := contentsOf(p.Rows)
+		w.Times = append(w.Times, pc.Times...)
+		for range p.Rows.Rows() {
+			w.Columns[0].Values = append(w.Columns[0].Values, p.Device)
+		}
+		for i, c := range pc.Columns {
+			if len(w.Columns) <= i+1 {
+				w.Columns = append(w.Columns, columnContents{Name: c.Name, Type: c.Type, Values: []any{}})
+			}
+			w.Columns[i+1].Values = append(w.Columns[i+1].Values, c.Values...)
+		}
+	}
+	return w
+}
+
+func TestExportBatch(t *testing.T) {
+	r, err := NewResult("", "ns", "", allProps)
+	require.NoError(t, err)
+	parts := []Part{
+		{Device: "a", Rows: partRows(5, 0, true)},
+		{Device: "a", Rows: partRows(3, 100, false)},
+		{Device: "bee", Rows: partRows(0, 200, true)},
+		{Device: "bee", Rows: partRows(9, 300, true)},
+		{Device: "a", Rows: partRows(1, 400, false)},
+	}
+	e := exportParts(t, r, parts)
+
+	// The structs: one block holding the root, 11 columns and the
+	// device's dictionary, each with one reference.
+	require.Len(t, e.g.blocks, 2) // the schema's and the batch's
+	block := e.array.PrivateData
+	k := 2 + len(allProps)
+	assert.Equal(t, int64(1+k+1), e.g.refs(t, block))
+	assert.Equal(t, int64(18), e.array.Length)
+	assert.Equal(t, int64(1), e.array.NBuffers)
+	assert.Zero(t, words(e.array.Buffers, 1)[0], "a struct array has no validity")
+	assert.Equal(t, arrayRelease, e.array.Release)
+	kids := words(e.array.Children, e.array.NChildren)
+	require.Len(t, kids, k)
+	for _, c := range kids {
+		a := at[Array](c)
+		assert.Equal(t, int64(18), a.Length)
+		assert.Zero(t, a.Offset)
+		assert.Equal(t, arrayChildRelease, a.Release)
+		assert.Equal(t, block, a.PrivateData)
+	}
+	device := at[Array](kids[0])
+	assert.Zero(t, device.NullCount)
+	assert.Equal(t, []int32{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2},
+		unsafe.Slice(at[int32](words(device.Buffers, 2)[1]), 18), "device indices")
+	dict := at[Array](device.Dictionary)
+	assert.Equal(t, arrayChildRelease, dict.Release)
+	assert.Equal(t, block, dict.PrivateData)
+	require.Equal(t, int64(3), dict.Length, "a name repeated by consecutive parts once")
+	db := words(dict.Buffers, 3)
+	assert.Equal(t, []int32{0, 1, 4, 5}, unsafe.Slice(at[int32](db[1]), 4))
+	assert.Equal(t, "abeea", string(bytesAt(db[2], 5)))
+	// Nulls: rows 1 and 4 of part 0, 1, 4 and 7 of part 3.
+	for i, c := range kids[2:] {
+		assert.Equal(t, int64(5), at[Array](c).NullCount, allProps[i].Name)
+	}
+	assert.Equal(t, "tsn:", cString(at[Schema](words(e.schema.Children, 2)[1]).Format))
+
+	// The export is a batch of the exported schema: import it back.
+	got, _ := mustLoadExport(t, e, "")
+	assert.Equal(t, want(parts, "ns"), got)
+
+	for range 1 + k + 1 {
+		e.g.Unref(block)
+	}
+	assert.Len(t, e.g.blocks, 1, "the batch's block is freed, the schema's is not")
+}
+
+func mustLoadExport(t *testing.T, e *exportedBatch, timeColumn string) (contents, bool) {
+	t.Helper()
+	in, err := NewInput(Addr(e.schema), timeColumn)
+	require.NoError(t, err)
+	bt, err := in.Batch(Addr(e.array))
+	require.NoError(t, err)
+	defer bt.Release()
+	return contentsOf(bt.Tablet), bt.rec == nil
+}
+
+// TestExportBatchShapes exports batches of a few shapes and imports them
+// back.
+func TestExportBatchShapes(t *testing.T) {
+	one := []schema.Property{{ID: 1, Name: "s", Type: schema.String}, {ID: 2, Name: "l", Type: schema.Int64}}
+	strs := func(n int, nulls bool) *tablet.Tablet {
+		p := partRows(n, 7, nulls)
+		p.Columns = []tablet.Column{p.Columns[5], p.Columns[2]}
+		return p
+	}
+	for _, c := range []struct {
+		name      string
+		props     []schema.Property
+		unit      string
+		parts     []Part
+		dictNames []string
+	}{
+		{"no parts", one, "", nil, nil},
+		{"one empty part", one, "", []Part{{Device: "d", Rows: strs(0, true)}}, []string{"d"}},
+		{"no properties", nil, "ms", []Part{{Device: "d", Rows: &tablet.Tablet{Times: []int64{1, 2}}},
+			{Device: "e", Rows: &tablet.Tablet{Times: []int64{3}}}}, []string{"d", "e"}},
+		{"empty device name", one, "us", []Part{{Device: "", Rows: strs(2, false)}}, []string{""}},
+		{"validity without nulls in the rows", one, "", []Part{
+			{Device: "d", Rows: func() *tablet.Tablet { p := strs(4, true); p.Times = p.Times[:1]; return p }()},
+		}, []string{"d"}},
+		{"alternating devices", one, "s", []Part{{Device: "x", Rows: strs(1, false)}, {Device: "y", Rows: strs(2, true)},
+			{Device: "x", Rows: strs(3, false)}}, []string{"x", "y", "x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := NewResult("time", c.unit, "", c.props)
+			require.NoError(t, err)
+			e := exportParts(t, r, c.parts)
+			got, _ := mustLoadExport(t, e, "time")
+			w := want(c.parts, c.unit)
+			if len(c.parts) == 0 {
+				for _, p := range c.props { // no part to name the columns
+					w.Columns = append(w.Columns, columnContents{Name: p.Name, Type: p.Type.String(), Values: []any{}})
+				}
+			}
+			assert.Equal(t, w, got)
+
+			device := at[Array](words(e.array.Children, e.array.NChildren)[0])
+			dict := at[Array](device.Dictionary)
+			var names []string
+			offs := unsafe.Slice(at[int32](words(dict.Buffers, 3)[1]), dict.Length+1)
+			for i := range dict.Length {
+				names = append(names, string(bytesAt(words(dict.Buffers, 3)[2], int64(offs[len(offs)-1]))[offs[i]:offs[i+1]]))
+			}
+			assert.Equal(t, c.dictNames, names)
+			for _, col := range words(e.array.Children, e.array.NChildren)[2:] {
+				a := at[Array](col)
+				if a.NullCount == 0 {
+					assert.Zero(t, words(a.Buffers, a.NBuffers)[0], "no bitmap without nulls")
+				}
+				for j, b := range words(a.Buffers, a.NBuffers)[1:] {
+					assert.NotZero(t, b, "buffer %d is never NULL", j+1)
+				}
+			}
+			assert.Equal(t, int64(1+2+len(c.props)+1), e.g.refs(t, e.array.PrivateData))
+		})
+	}
+}
+
+// TestExportLargeBatch exports enough bytes to copy them on several
+// goroutines.
+func TestExportLargeBatch(t *testing.T) {
+	r, err := NewResult("", "", "", []schema.Property{{ID: 1, Name: "l", Type: schema.Int64}})
+	require.NoError(t, err)
+	var parts []Part
+	n := 0
+	for p := range 4 {
+		rows := 40_000 + p
+		v := make([]int64, rows)
+		times := make([]int64, rows)
+		for i := range v {
+			v[i], times[i] = int64(n+i)*3, int64(n+i)
+		}
+		n += rows
+		parts = append(parts, Part{Device: "d", Rows: &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Int64s("l", v, nil)}}})
+	}
+	e := exportParts(t, r, parts)
+	kids := words(e.array.Children, e.array.NChildren)
+	times := unsafe.Slice(at[int64](words(at[Array](kids[1]).Buffers, 2)[1]), n)
+	vals := unsafe.Slice(at[int64](words(at[Array](kids[2]).Buffers, 2)[1]), n)
+	for i := range n {
+		if times[i] != int64(i) || vals[i] != int64(i)*3 {
+			t.Fatalf("row %d: time %d value %d", i, times[i], vals[i])
+		}
+	}
+}
+
+func TestExportErrors(t *testing.T) {
+	_, err := NewResult("", "h", "", nil)
+	assert.ErrorIs(t, err, errs.ErrInternal)
+	_, err = NewResult("", "", "", []schema.Property{{Name: "x", Type: schema.PropertyType(99)}})
+	assert.ErrorIs(t, err, errs.ErrInternal)
+
+	r, err := NewResult("", "", "", []schema.Property{{ID: 1, Name: "s", Type: schema.String}})
+	require.NoError(t, err)
+	good := func() *tablet.Tablet {
+		return &tablet.Tablet{Times: []int64{1, 2}, Columns: []tablet.Column{tablet.Strings("s", []string{"a", "b"}, nil)}}
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func(p *tablet.Tablet)
+		msg    string
+	}{
+		{"too many columns", func(p *tablet.Tablet) { p.Columns = append(p.Columns, p.Columns[0]) }, "has 2 columns, the stream 1"},
+		{"another type", func(p *tablet.Tablet) { p.Columns[0] = tablet.Int64s("s", []int64{1, 2}, nil) }, "is INT64, the stream's STRING"},
+		{"negative offset", func(p *tablet.Tablet) { p.Columns[0].Offset = -1 }, "offset -1"},
+		{"short validity", func(p *tablet.Tablet) { p.Columns[0].Offset, p.Columns[0].Validity = 7, []byte{0xff} }, "validity bytes"},
+		{"short offsets", func(p *tablet.Tablet) { p.Columns[0].Offsets = p.Columns[0].Offsets[:2] }, "2 offsets"},
+		{"offsets past the data", func(p *tablet.Tablet) { p.Columns[0].Data = p.Columns[0].Data[:1] }, "outside 1 bytes"},
+		{"offsets out of order inside", func(p *tablet.Tablet) {
+			p.Columns[0].Offsets = []int32{0, 5, 2}
+		}, "out of order at row 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var keep arena
+			g := newGoMemory()
+			p := good()
+			c.mutate(p)
+			out := keep.array()
+			err := r.ExportBatch(&g.Memory, []Part{{Device: "d", Rows: p}}, Addr(out))
+			require.ErrorIs(t, err, errs.ErrInternal)
+			assert.Contains(t, err.Error(), c.msg)
+			assert.Empty(t, g.blocks, "no block is left allocated")
+			assert.Equal(t, Array{}, *out, "nothing is written")
+			runtime.KeepAlive(&keep)
+		})
+	}
+
+	t.Run("out of memory", func(t *testing.T) {
+		var keep arena
+		g := newGoMemory()
+		g.fail = true
+		assert.ErrorIs(t, r.ExportSchema(&g.Memory, Addr(keep.schema())), errs.ErrInternal)
+		assert.ErrorIs(t, r.ExportBatch(&g.Memory, []Part{{Device: "d", Rows: good()}}, Addr(keep.array())), errs.ErrInternal)
+		runtime.KeepAlive(&keep)
+	})
+}
+
+// The exported formats are those of the result schema's Arrow types.
+func TestPropertyFormatsMatchResultSchema(t *testing.T) {
+	sch := arrowbridge.ResultSchema("", "", "", allProps)
+	for i, p := range allProps {
+		dt := sch.Field(i + 2).Type
+		assert.Equal(t, formatOf(dt), propertyFormat(p.Type), p.Name)
+	}
+	assert.Equal(t, formatOf(arrowbridge.DeviceType), deviceIndexFormat)
+	assert.Equal(t, formatOf(arrowbridge.DeviceType.ValueType), deviceValueFormat)
+}
