@@ -379,6 +379,17 @@ int arcadego_clone(arcadego_db *db, const char *dest, char **err);
 int arcadego_checkpoint(arcadego_db *db, char **err);
 
 /*
+** Merge the Parquet files of `type` (NULL: every type) into as few as
+** their size allows (about a million rows each), now: one Delta commit per
+** type removes the old files and adds the new ones, the columns of dropped
+** properties go, and the old files are deleted (scans already reading
+** them finish). The same runs in the background after a flush, for a type
+** with 8 or more small files. ARCADEGO_NOT_FOUND: no such type;
+** ARCADEGO_IO: a file could not be written (nothing changed).
+*/
+int arcadego_compact(arcadego_db *db, const char *type, size_t type_len, char **err);
+
+/*
 ** The database's counters and storage as JSON in *json_out (free it with
 ** arcadego_free):
 ** {"memtable_bytes":..,"immutable_memtables":..,"immutable_bytes":..,

@@ -411,6 +411,26 @@ func ag_go_checkpoint(db C.uintptr_t, cerr **C.char) C.int {
 	})
 }
 
+//export ag_go_compact
+func ag_go_compact(db C.uintptr_t, typ *C.char, typLen C.size_t, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		name := ""
+		if typ != nil {
+			if name, err = goStringN("type", typ, typLen); err != nil {
+				return err
+			}
+			if err := schema.ValidateName("type", name); err != nil {
+				return fmt.Errorf("compact: %w", err)
+			}
+		}
+		return d.db.Compact(name)
+	})
+}
+
 //export ag_go_stats
 func ag_go_stats(db C.uintptr_t, jsonOut **C.char, cerr **C.char) C.int {
 	return call(cerr, func() error {

@@ -205,6 +205,11 @@ int arcadego_checkpoint(arcadego_db *db, char **err) {
   return ag_go_checkpoint((uintptr_t)db, err);
 }
 
+int arcadego_compact(arcadego_db *db, const char *type, size_t type_len, char **err) {
+  GUARD(err);
+  return ag_go_compact((uintptr_t)db, (char *)type, type_len, err);
+}
+
 int arcadego_stats(arcadego_db *db, char **json_out, char **err) {
   GUARD(err);
   return ag_go_stats((uintptr_t)db, json_out, err);

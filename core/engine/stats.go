@@ -19,6 +19,7 @@ type Stats struct {
 	FlushedBytes       uint64      `json:"flushed_bytes"`         // Parquet bytes written by flushes
 	Checkpoints        uint64      `json:"checkpoints"`           // checkpoints that completed
 	DirectWrites       uint64      `json:"direct_writes"`         // large inserts written straight to Parquet, one per type and commit (their rows and bytes count as flushed)
+	Compactions        uint64      `json:"compactions"`           // types whose files were merged (their rows and bytes count as flushed)
 	Stalls             uint64      `json:"stalls"`                // commits that waited for a flush (back-pressure)
 	StallNanos         int64       `json:"stall_nanos"`           // time they waited in all
 	FlushError         string      `json:"flush_error,omitempty"` // the last flush's failure, "" once one succeeds
@@ -50,6 +51,7 @@ func (db *DB) Stats() Stats {
 		FlushedBytes:   db.counters.flushedBytes.Load(),
 		Checkpoints:    db.counters.checkpoints.Load(),
 		DirectWrites:   db.counters.directWrites.Load(),
+		Compactions:    db.counters.compactions.Load(),
 		Stalls:         db.counters.stalls.Load(),
 		StallNanos:     db.counters.stallNanos.Load(),
 		Types:          []TypeStats{},

@@ -81,7 +81,7 @@ func (f *dataFile) has(device string, lo, hi int64) bool {
 // flushCounters count the storage tier's work for Stats.
 type flushCounters struct {
 	flushes, flushedRows, flushedBytes, checkpoints, stalls atomic.Uint64
-	directWrites                                            atomic.Uint64
+	directWrites, compactions                               atomic.Uint64
 	stallNanos                                              atomic.Int64
 	fsyncs                                                  atomic.Uint64
 }
@@ -308,6 +308,9 @@ func (db *DB) flushLoop() {
 			err := db.flushImmutable(imm, db.catalog.Load())
 			if err == nil {
 				err = db.checkpoint(imm.end, imm.catalog, db.catalog.Load())
+			}
+			if err == nil {
+				db.compactSmall(db.catalog.Load())
 			}
 			db.stateMu.Lock()
 			db.flushing = false

@@ -109,7 +109,7 @@ func randomTablet(rng *rand.Rand, ty *modelType) (*tablet.Tablet, []int64, map[s
 }
 
 // TestStorageMatchesModel runs random interleavings of inserts, DDL,
-// flushes, checkpoints and reopens against a model, comparing every type
+// flushes, checkpoints, compactions and reopens against a model, comparing every type
 // after every step. A small memtable budget adds background flushes at
 // moments the test does not choose.
 func TestStorageMatchesModel(t *testing.T) {
@@ -185,6 +185,14 @@ func TestStorageMatchesModel(t *testing.T) {
 				case op == 6:
 					what = "flush"
 					require.NoError(t, db.Flush(), what)
+				case op == 8:
+					what = "compact"
+					typ := ""
+					if rng.IntN(2) == 0 {
+						typ = pick(rng, m.types)
+						what += " " + typ
+					}
+					require.NoError(t, db.Compact(typ), what)
 				case op == 7:
 					what = "reopen"
 					directWrites += db.Stats().DirectWrites
@@ -227,6 +235,13 @@ func TestStorageMatchesModel(t *testing.T) {
 				}
 			}
 			require.NoError(t, db.Flush())
+			require.NoError(t, db.Compact(""))
+			for _, ts := range db.Stats().Types {
+				assert.LessOrEqual(t, ts.Files, 1, "type %s after compacting everything", ts.Name)
+			}
+			for name := range m.types {
+				require.Equal(t, m.expect(name), rowsOf(t, db, name), "seed %d after compacting everything: type %s", seed, name)
+			}
 			st := db.Stats()
 			if seed%2 == 1 {
 				assert.Positive(t, directWrites+st.DirectWrites, "no insert was written straight to Parquet")

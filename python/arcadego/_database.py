@@ -793,6 +793,24 @@ class Database(_Schema):
         status = _lib.lib.arcadego_checkpoint(handle, ctypes.byref(err))
         _lib.check(status, err)
 
+    def compact(self, type: str | None = None) -> None:
+        """Merge the Parquet files of ``type`` (None: every type) into as
+        few as their size allows (about a million rows each), now, in one
+        Delta commit per type; the columns of dropped properties go, and
+        the old files are deleted. The same runs in the background after a
+        flush, for a type with 8 or more small files.
+
+        Example::
+
+            db.compact("Sensor")
+            assert db.stats()["compactions"] >= 1
+        """
+        handle = self._require_open()
+        err = ctypes.c_void_p()
+        arg = None if type is None else _utf8(type, "type")
+        status = _lib.lib.arcadego_compact(handle, arg, 0 if arg is None else len(arg), ctypes.byref(err))
+        _lib.check(status, err)
+
     def stats(self) -> dict[str, Any]:
         """The database's counters and storage as a dict: ``memtable_bytes``,
         ``immutable_memtables``, ``immutable_bytes``, ``memtable_budget``,

@@ -59,6 +59,7 @@ var lib struct {
 	cancel         func(db uintptr) int32
 	flush          func(db uintptr, err *uintptr) int32
 	checkpoint     func(db uintptr, err *uintptr) int32
+	compact        func(db uintptr, typ *byte, typN uintptr, err *uintptr) int32
 	clone          func(db uintptr, dest *byte, err *uintptr) int32
 	stats          func(db uintptr, json *uintptr, err *uintptr) int32
 	free           func(p uintptr)
@@ -173,6 +174,7 @@ func load() error {
 		"arcadego_cancel":           &lib.cancel,
 		"arcadego_flush":            &lib.flush,
 		"arcadego_checkpoint":       &lib.checkpoint,
+		"arcadego_compact":          &lib.compact,
 		"arcadego_clone":            &lib.clone,
 		"arcadego_stats":            &lib.stats,
 		"arcadego_free":             &lib.free,

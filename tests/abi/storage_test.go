@@ -198,3 +198,37 @@ func TestNamesWithLengths(t *testing.T) {
 	assert.Contains(t, state(t, db), `"C"`)
 	assert.Contains(t, state(t, db), `d1`)
 }
+
+// TestCompact: arcadego_compact merges a type's files, names the type it
+// cannot find, and refuses a read-only handle.
+func TestCompact(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDB(t, dir, "")
+	execDDL(t, db, schemaAB)
+	for _, dev := range []string{"d1", "d2", "d3"} {
+		code, msg := insert(t, db, "A", dev, goodBatch(t))
+		requireOK(t, code, msg, "insert")
+		code, msg = callErr(t, func(e *uintptr) int32 { return lib.flush(db, e) })
+		requireOK(t, code, msg, "flush")
+	}
+	want := state(t, db)
+	files := func() int {
+		m, err := filepath.Glob(filepath.Join(dir, "types", "*", "*.parquet"))
+		require.NoError(t, err)
+		return len(m)
+	}
+	require.Equal(t, 3, files())
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.compact(db, cstr("A"), 1, e) })
+	requireOK(t, code, msg, "compact")
+	assert.Equal(t, 1, files())
+	assert.Equal(t, want, state(t, db))
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.compact(db, nil, 0, e) })
+	requireOK(t, code, msg, "compact everything")
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.compact(db, cstr("Nope"), 4, e) })
+	assert.Equal(t, codeNotFound, code, msg)
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.compact(db, cstr("A\x00"), 2, e) })
+	assert.Equal(t, codeInvalidArgument, code, msg)
+	reader := openDB(t, dir, `{"read_only": true}`)
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.compact(reader, nil, 0, e) })
+	assert.Equal(t, codeInvalidArgument, code, msg)
+}

@@ -421,3 +421,30 @@ def test_dropped_property_stays_dropped(db: arcadego.Database, new_type: str, fl
     assert_readers_match(db, "T")
     for reader, got in read_all(table_path(db, "T")).items():
         assert [v for v in got["x"].to_pylist() if v is not None] == new_x, f"{reader}: old x values are back"
+
+
+@pytest.mark.parametrize("rep", ["int64", "ms_utc", "ns"])
+def test_compaction_is_read_as_one_commit(flushed: arcadego.Database, rep: str) -> None:
+    """After more flushes and a compaction, the readers see one file per
+    type, the same rows, and statistics that still prune by device and
+    time; the files the compaction replaced are gone from the directory."""
+    name = type_name(rep)
+    path = table_path(flushed, name)
+    second_round(flushed, rep, seed=7)
+    flushed.flush()
+    # A device of its own: a file no earlier one overlaps.
+    flushed.insert(name, batch(random.Random(8), rep, [100, 101, 102]), device="later")
+    flushed.flush()
+    assert len(deltalake.DeltaTable(path).file_uris()) >= 2
+    version = deltalake.DeltaTable(path).version()
+    compactions = flushed.stats()["compactions"]
+    flushed.compact(name)
+    assert flushed.stats()["compactions"] == compactions + 1
+    table = deltalake.DeltaTable(path)
+    assert len(table.file_uris()) == 1
+    assert table.version() == version + 1
+    assert_readers_match(flushed, name)
+    assert duckdb_count(path) == flushed.scan(name).to_arrow().num_rows
+    assert duckdb_count(path, "WHERE device = 'd1'") == flushed.scan(name, device="d1").to_arrow().num_rows
+    on_disk = sorted(p.name for p in Path(path).glob("*.parquet"))
+    assert on_disk == sorted(Path(u).name for u in table.file_uris())

@@ -1,4 +1,4 @@
-"""connect(read_only=True): read a database that another process writes."""
+"""connect(read_only=True): read a database that another process writes; and compact()."""
 
 from __future__ import annotations
 
@@ -111,3 +111,24 @@ def test_cli_reads_beside_a_writer(tmp_path: Path, capsys: pytest.CaptureFixture
         assert "A" in out and " 2 " in out
         assert _cli.main(["scan", str(tmp_path / "db"), "A"]) == 0
         assert "20" in capsys.readouterr().out
+
+
+def test_compact_from_python(tmp_path: Path) -> None:
+    with arcadego.connect(tmp_path / "db") as db:
+        db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64; CREATE PROPERTY A.gone INT64")
+        for i in range(3):
+            db.insert("A", {"time": [i], "k": [i], "gone": [-i]}, device=f"d{i}")
+            db.flush()
+        db.execute("DROP PROPERTY A.gone")
+        rows = db.scan("A").to_pydict()
+        (path,) = [t["path"] for t in db.stats()["types"]]
+        assert len(list(Path(path).glob("*.parquet"))) == 3
+        db.compact()
+        assert len(list(Path(path).glob("*.parquet"))) == 1
+        assert db.stats()["compactions"] == 1
+        assert db.scan("A").to_pydict() == rows
+        with pytest.raises(arcadego.NotFoundError):
+            db.compact("Nope")
+        with arcadego.connect(tmp_path / "db", read_only=True) as reader:
+            with pytest.raises(arcadego.InvalidArgumentError, match="read-only"):
+                reader.compact()

@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/memtable"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/segment"
+)
+
+// Compaction rewrites a type's files into fewer, larger ones: small files
+// (each flush and direct write adds at least one per type it touches)
+// cost a footer, a descriptor and a Delta add each, and every scan and
+// reopen pays for them. The rewrite is the flush's merge without new
+// rows: the files' rows, under the type's current layout (so the columns
+// of dropped properties go), into files of about compactFileRows rows,
+// committed to the Delta log as the removal of the old files and the
+// addition of the new ones in one commit. Readers that hold an old file
+// keep reading it through their descriptor; its name is deleted at once.
+//
+// Size-tiered and in the background: after a flush, a type with at least
+// compactMinFiles files of fewer than compactFileRows rows has those
+// merged. DB.Compact merges every file of a type on demand.
+
+const (
+	// compactFileRows is the size compaction merges files up to.
+	compactFileRows = 4 * flushFileRows
+	// compactMinFiles is how many small files a type gathers before a
+	// background compaction merges them.
+	compactMinFiles = 8
+)
+
+// Compact merges the files of type typ ("" for every type) into as few
+// as compactFileRows allows, now, and waits for it.
+func (db *DB) Compact(typ string) error {
+	if db.closed.Load() {
+		return fmt.Errorf("compact: %w", errs.ErrClosed)
+	}
+	if err := db.readOnly("compact"); err != nil {
+		return err
+	}
+	cat := db.catalog.Load()
+	var types []*schema.Type
+	if typ == "" {
+		types = cat.Types()
+	} else {
+		ty, ok := cat.Type(typ)
+		if !ok {
+			return fmt.Errorf("compact: type %q: %w", typ, errs.ErrNotFound)
+		}
+		types = []*schema.Type{ty}
+	}
+	db.deltaMu.Lock()
+	defer db.deltaMu.Unlock()
+	for _, ty := range types {
+		if err := db.compactType(ty, true); err != nil {
+			return fmt.Errorf("compact: %w", err)
+		}
+	}
+	return nil
+}
+
+// compactSmall runs the background compactions after a flush: each type
+// of cat with compactMinFiles small files has them merged. Its failures
+// change nothing and are left for the next flush to retry.
+func (db *DB) compactSmall(cat *schema.Catalog) {
+	db.deltaMu.Lock()
+	defer db.deltaMu.Unlock()
+	for id, tb := range db.view.Load().tables {
+		if len(smallFiles(tb.files)) < compactMinFiles {
+			continue
+		}
+		if ty, ok := cat.TypeByID(id); ok {
+			_ = db.compactType(ty, false)
+		}
+	}
+}
+
+// smallFiles returns the files of fewer than compactFileRows rows.
+func smallFiles(files []*dataFile) []*dataFile {
+	var out []*dataFile
+	for _, f := range files {
+		if f.Rows() < compactFileRows {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// deadColumns reports whether a file of layout l holds a column that is
+// no live property of ty (a dropped one, or one whose name is now
+// another's).
+func deadColumns(l segment.Layout, ty *schema.Type) bool {
+	for _, c := range l.Columns {
+		if p, ok := ty.PropertyByID(c.ID); !ok || p.Name != c.Name || p.Type != c.Type {
+			return true
+		}
+	}
+	return false
+}
+
+// compactType merges ty's files (all: every file; else the small ones)
+// and publishes the new table. The caller holds deltaMu.
+func (db *DB) compactType(ty *schema.Type, all bool) error {
+	tb := db.view.Load().tables[ty.ID]
+	if tb == nil {
+		return nil
+	}
+	olds := smallFiles(tb.files)
+	if all {
+		olds = slices.Clone(tb.files)
+	}
+	if len(olds) == 0 || len(olds) == 1 && !deadColumns(olds[0].Layout(), ty) {
+		return nil // one file holding only live properties: nothing to gain
+	}
+	layout := layoutOf(ty)
+	refs := make([]memtable.ColumnRef, len(layout.Columns))
+	for i, c := range layout.Columns {
+		refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
+	}
+	var total int64
+	for _, f := range olds {
+		total += f.Rows()
+	}
+	version := tb.delta.Version() + 1
+	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, 0), Metadata: deltaMetadata(tb, ty)}
+	for _, f := range olds {
+		commit.Removes = append(commit.Removes, f.name)
+	}
+	if err := db.injected("compact-write"); err != nil {
+		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
+	}
+	parts := planFlush(nil, olds, int(total/compactFileRows)+1, compactFileRows)
+	added, err := db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, nil, olds, parts)
+	if err != nil {
+		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
+	}
+	for _, f := range added {
+		commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
+	}
+	err = db.injected("compact-commit")
+	if err == nil {
+		err = tb.delta.Commit(commit, db.syncing())
+	}
+	if err != nil {
+		removeNewFiles(tb.dir, added)
+		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
+	}
+	nt := &table{id: tb.id, dir: tb.dir, delta: tb.delta, version: tb.delta.Version()}
+	for _, f := range tb.files {
+		if !slices.Contains(olds, f) {
+			nt.files = append(nt.files, f)
+		}
+	}
+	for _, f := range added {
+		nt.files = append(nt.files, f.dataFile)
+	}
+
+	db.stateMu.Lock()
+	v := db.view.Load()
+	nv := &view{mem: v.mem, imm: v.imm, tables: maps.Clone(v.tables)}
+	nv.tables[ty.ID] = nt
+	db.view.Store(nv)
+	db.stateMu.Unlock()
+	for _, old := range olds {
+		// Scans that hold it keep reading it through their descriptor.
+		_ = os.Remove(filepath.Join(tb.dir, old.name))
+		old.unref()
+	}
+	db.counters.compactions.Add(1)
+	return nil
+}
