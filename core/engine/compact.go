@@ -137,7 +137,7 @@ func (db *DB) compactType(ty *schema.Type, all bool) error {
 		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
 	}
 	parts := planFlush(nil, olds, int(total/compactFileRows)+1, compactFileRows)
-	added, err := db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, nil, olds, parts)
+	added, err := db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, nil, olds, nil, parts)
 	if err != nil {
 		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
 	}

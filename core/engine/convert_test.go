@@ -124,8 +124,8 @@ func TestLogsWithoutTimeDeclarationsReplay(t *testing.T) {
 	// (appended to the log directly: a live commit refuses it, see below).
 	tb := int64Tablet([]int64{1, 2}, map[string][]int64{"k": {10, 20}})
 	e := entry{typ: "A", device: "d", t: tb, enc: encodeEntry("A", "d", tb)}
-	require.ErrorIs(t, db.commit(db.pending, nil, nil, []entry{e}, nil), errs.ErrConflict)
-	_, err := db.log.AppendParts(recordCommit, recordParts(nil, []entry{e}, nil)...)
+	require.ErrorIs(t, db.commit(db.pending, nil, nil, []entry{e}, nil, nil), errs.ErrConflict)
+	_, err := db.log.AppendParts(recordCommit, recordParts(nil, []entry{e}, nil, nil)...)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 

@@ -71,6 +71,19 @@ func crashChild(dir string) {
 			wide["k"] = []int64{int64(n)}
 			err = tx.Insert("S", fmt.Sprintf("d%d", n%3), int64Tablet([]int64{int64(n)}, wide))
 		}
+		if err == nil && n > 0 {
+			// Deletes: D keeps only its newest row; every tenth commit
+			// deletes the previous commit's row of L's device m000, while
+			// the other commits may write L straight to Parquet.
+			prev, cur := int64(n-1), int64(n)
+			err = tx.Delete(DeleteRequest{Type: "D", Start: &prev, End: &cur})
+			if err == nil && n%10 == 0 {
+				err = tx.Delete(DeleteRequest{Type: "L", Devices: []string{"m000"}, Start: &prev, End: &cur})
+			}
+		}
+		if err == nil {
+			err = tx.Insert("D", "x", int64Tablet([]int64{int64(n)}, map[string][]int64{"k": {int64(n)}}))
+		}
 		if err == nil {
 			// A many-device commit: one long-format batch of crashDevices
 			// devices, interleaved, split in the same transaction.
@@ -154,9 +167,15 @@ func crashTrialsWithBudget(t *testing.T, trials int, budget int64) {
 		require.NoError(t, err, "trial %d: reopen", trial)
 		shared := rowsOf(t, db, "S")
 		long := rowsOf(t, db, "L")
+		commits := 0 // the commits present: each creates its type T<n>
+		for _, ty := range db.Catalog().Types() {
+			if strings.HasPrefix(ty.Name, "T") {
+				commits++
+			}
+		}
 		present := 0
 		for _, ty := range db.Catalog().Types() {
-			if ty.Name == "S" || ty.Name == "L" {
+			if ty.Name == "S" || ty.Name == "L" || ty.Name == "D" {
 				continue
 			}
 			n, err := strconv.Atoi(strings.TrimPrefix(ty.Name, "T"))
@@ -165,14 +184,27 @@ func crashTrialsWithBudget(t *testing.T, trials int, budget int64) {
 			assert.Equal(t, int64(n), rowsOf(t, db, ty.Name)[""][int64(n)]["k"], "trial %d: T%d has its row", trial, n)
 			assert.Equal(t, int64(n), shared[fmt.Sprintf("d%d", n%3)][int64(n)]["k"], "trial %d: S has row %d", trial, n)
 			for d := range crashDevices {
-				assert.Equal(t, int64(n), long[fmt.Sprintf("m%03d", d)][int64(n)]["k"], "trial %d: L m%03d has row %d", trial, d, n)
+				row, ok := long[fmt.Sprintf("m%03d", d)][int64(n)]
+				if d == 0 && (n+1)%10 == 0 && n+1 < commits {
+					assert.False(t, ok, "trial %d: L m000 row %d was deleted by commit %d", trial, n, n+1)
+					continue
+				}
+				assert.Equal(t, int64(n), row["k"], "trial %d: L m%03d has row %d", trial, d, n)
 			}
 		}
-		rowsInL := 0
+		// T0..T(present-1) are the commits present (each creates its type).
+		rowsInL, deletedInL := 0, 0
 		for _, dev := range long {
 			rowsInL += len(dev)
 		}
-		assert.Equal(t, present*crashDevices, rowsInL, "trial %d: a many-device commit is whole or absent", trial)
+		for n := 9; n+1 < present; n += 10 {
+			deletedInL++
+		}
+		assert.Equal(t, present*crashDevices-deletedInL, rowsInL, "trial %d: a many-device commit is whole or absent", trial)
+		if present > 0 {
+			assert.Equal(t, map[string]map[int64]map[string]any{"x": {int64(present - 1): {"k": int64(present - 1)}}},
+				rowsOf(t, db, "D"), "trial %d: D holds the newest commit's row only", trial)
+		}
 		rowsInS := 0
 		for _, dev := range shared {
 			rowsInS += len(dev)

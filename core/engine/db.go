@@ -89,6 +89,13 @@ type DB struct {
 	// order: publishMu, deltaMu, stateMu.
 	deltaMu sync.Mutex
 
+	// replayTxns caches the txn versions of tables Open has not opened yet
+	// (see tableTxn); used by replay only.
+	replayTxns map[schema.TypeID]struct {
+		v  int64
+		ok bool
+	}
+
 	// catalog is the published catalog: every commit it includes is durable
 	// and in the memtable. Readers load it without locking.
 	catalog atomic.Pointer[schema.Catalog]
@@ -348,8 +355,12 @@ func (db *DB) recover() error {
 		if err != nil {
 			return fmt.Errorf("%s does not apply: %v: %w", where(), err, errs.ErrCorrupt)
 		}
+		dels, err := resolveDeletes(cat, rec.deletes, true)
+		if err != nil {
+			return fmt.Errorf("%s does not apply: %w", where(), err)
+		}
 		db.pending = cat
-		if err := db.apply(writes); err != nil {
+		if err := db.applyInOrder(writes, dels, db.replayOlder(lsn)); err != nil {
 			return fmt.Errorf("%s: %w", where(), err)
 		}
 		for _, a := range rec.attached {
@@ -532,6 +543,7 @@ type write struct {
 	device string
 	t      *tablet.Tablet
 	ids    []schema.PropertyID
+	entry  int // index of its entry in the transaction
 }
 
 // apply writes into the live memtable; the caller holds publishMu (or is
@@ -549,14 +561,14 @@ func (db *DB) apply(writes []write) error {
 // commit runs the commit protocol (see the package doc) for ops and
 // entries. view is the result of ops on base, reused when no commit came
 // in between (the common case) instead of applying ops again.
-func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entry, longs []longInsert) error {
+func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entry, longs []longInsert, deletes []txDelete) error {
 	if err := db.waitForRoom(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	// Large inserts are written to Parquet before the commit mutex, so
 	// that other commits go on meanwhile (see direct.go). Close waits for
 	// them, so that no file appears after it has dropped the lock.
-	if db.directSizes(view, entries) != nil {
+	if db.directSizes(view, entries, deletes) != nil {
 		db.commitMu.Lock()
 		if db.closed.Load() {
 			db.commitMu.Unlock()
@@ -566,7 +578,7 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		db.commitMu.Unlock()
 		defer db.directing.Done() // after dropDirect, deferred below
 	}
-	direct, err := db.writeDirect(view, entries, longs)
+	direct, err := db.writeDirect(view, entries, longs, deletes)
 	if err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -584,6 +596,10 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		view = nil
 	}
 	cat, writes, err := resolve(db.pending, view, ops, entries, false)
+	var dels []resolvedDelete
+	if err == nil {
+		dels, err = resolveDeletes(cat, deletes, false)
+	}
 	if err != nil {
 		db.commitMu.Unlock()
 		return fmt.Errorf("commit: %w", err)
@@ -595,7 +611,7 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		if kept = db.keepDirect(direct, cat, writes); len(kept) > 0 {
 			logged, writes = withoutDirect(entries, writes, kept)
 		}
-		lsn, err = db.log.AppendParts(recordCommit, recordParts(ops, logged, attachmentsOf(kept))...)
+		lsn, err = db.log.AppendParts(recordCommit, recordParts(ops, logged, attachmentsOf(kept), loggedDeletes(deletes, writes))...)
 		if err != nil {
 			for _, p := range kept {
 				p.logged = false
@@ -604,7 +620,7 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 			return fmt.Errorf("commit: %w", err)
 		}
 		end = db.log.End() // commitMu makes this the record's end
-		defer db.uncountWrites(db.countWrites(writes, kept))
+		defer db.uncountWrites(db.countWrites(writes, kept, dels))
 		defer closeUnpublished(kept)
 	}
 	db.pending = cat
@@ -646,7 +662,7 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		}
 		p.published = true
 	}
-	if err := db.apply(writes); err != nil {
+	if err := db.applyInOrder(writes, dels, func(schema.TypeID) bool { return true }); err != nil {
 		db.fail(err)
 		return fmt.Errorf("commit: %w", err)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
 	"slices"
 
@@ -80,6 +81,10 @@ func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
 			return int64(s.Rows()), first, last
 		}})
 	}
+	var touched []memtable.DeleteRange
+	for _, m := range mems {
+		touched = append(touched, m.AllDeletes(ty.ID)...)
+	}
 	var out []DeviceInfo
 	h := srcs[:0]
 	for _, s := range srcs {
@@ -108,6 +113,45 @@ func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
 			heap.Pop(&h)
 		} else {
 			heap.Fix(&h, 0)
+		}
+	}
+	if len(touched) > 0 {
+		return db.recountDeleted(typ, out, touched)
+	}
+	return out, nil
+}
+
+// recountDeleted recounts the devices a delete not yet flushed touched,
+// from their times (a scan of the time column): metadata still counts
+// their deleted rows. A device left without rows is dropped.
+func (db *DB) recountDeleted(typ string, devs []DeviceInfo, touched []memtable.DeleteRange) ([]DeviceInfo, error) {
+	out := devs[:0]
+	for _, d := range devs {
+		hit := false
+		for _, r := range touched {
+			hit = hit || r.All || r.Device == d.Name
+		}
+		if !hit {
+			out = append(out, d)
+			continue
+		}
+		rows, err := db.Scan(context.Background(), ScanRequest{Type: typ, Devices: []string{d.Name}, Properties: []string{}})
+		if err != nil {
+			return nil, fmt.Errorf("devices: %w", err)
+		}
+		n := DeviceInfo{Name: d.Name}
+		for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+			if n.Rows == 0 {
+				n.First = b.Rows.Times[0]
+			}
+			n.Rows += int64(b.Rows.Rows())
+			n.Last = b.Rows.Times[b.Rows.Rows()-1]
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("devices: %w", err)
+		}
+		if n.Rows > 0 {
+			out = append(out, n)
 		}
 	}
 	return out, nil

@@ -75,8 +75,8 @@ type directPart struct {
 // the catalog). Only types that exist in the published catalog qualify:
 // the directory of a type being created could be removed by a checkpoint
 // before the commit publishes it. On error it removes what it wrote.
-func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInsert) ([]*directPart, error) {
-	bytesOf := db.directSizes(cat, entries)
+func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInsert, deletes []txDelete) ([]*directPart, error) {
+	bytesOf := db.directSizes(cat, entries, deletes)
 	if bytesOf == nil {
 		return nil, nil
 	}
@@ -119,20 +119,23 @@ func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInse
 
 // directSizes returns the bytes of entries per type, or nil when no type
 // has enough for a direct write.
-func (db *DB) directSizes(cat *schema.Catalog, entries []entry) map[string]int {
+func (db *DB) directSizes(cat *schema.Catalog, entries []entry, deletes []txDelete) map[string]int {
 	if db.log == nil || cat == nil || len(entries) == 0 {
 		return nil
 	}
 	bytesOf := map[string]int{}
-	large := false
 	for _, e := range entries {
 		bytesOf[e.typ] += tablet.AppendSize(e.t)
-		large = large || bytesOf[e.typ] >= db.directBytes
 	}
-	if !large {
-		return nil
+	for _, d := range deletes { // the rows of a type the transaction deletes from go the usual way
+		delete(bytesOf, d.typ)
 	}
-	return bytesOf
+	for _, n := range bytesOf {
+		if n >= db.directBytes {
+			return bytesOf
+		}
+	}
+	return nil
 }
 
 // writeDirectType writes the entries of ty into new files; nil when they
@@ -246,7 +249,7 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 		return nil, err
 	}
 	plan := planFlush(rows, nil, runtime.GOMAXPROCS(0), db.fileRows)
-	files, err := db.writeFiles(p.dir, "part-"+newUUID(), layout, refs, rows, nil, plan)
+	files, err := db.writeFiles(p.dir, "part-"+newUUID(), layout, refs, rows, nil, nil, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +414,7 @@ func (db *DB) keepDirect(parts []*directPart, cat *schema.Catalog, writes []writ
 
 func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes []write) bool {
 	ty, live := cat.TypeByID(p.typ)
-	if !live || ty.Name != p.name || db.typeWrites[p.typ] > 0 {
+	if !live || ty.Name != p.name || db.typeWrites[p.typ] > 0 || v.hasDeletes(p.typ) {
 		return false
 	}
 	for k, i := range p.entries {
@@ -626,10 +629,13 @@ func withoutDirect(entries []entry, writes []write, kept []*directPart) ([]entry
 // countWrites counts a commit just appended as in flight for each type it
 // writes, and returns those types for uncountWrites. The caller holds
 // commitMu, so no direct write is checked meanwhile.
-func (db *DB) countWrites(writes []write, kept []*directPart) []schema.TypeID {
-	ids := make([]schema.TypeID, 0, len(writes)+len(kept))
+func (db *DB) countWrites(writes []write, kept []*directPart, dels []resolvedDelete) []schema.TypeID {
+	ids := make([]schema.TypeID, 0, len(writes)+len(kept)+len(dels))
 	for _, w := range writes {
 		ids = append(ids, w.typ)
+	}
+	for _, d := range dels { // a delete in flight is rows not yet in the memtable's view
+		ids = append(ids, d.typ)
 	}
 	for _, p := range kept {
 		ids = append(ids, p.typ)

@@ -15,18 +15,20 @@ import (
 //
 //	byte version (1 or 2), schema ops (schema.AppendOps), uvarint entries,
 //	per entry: pad to 8, string type, string device, pad to 8, tablet;
-//	version 2 only: uvarint attachments, per attachment: uvarint type id,
-//	uvarint files, per file: string path, uvarint size, string stats
+//	versions 2 and 3: uvarint attachments, per attachment: uvarint type
+//	id, uvarint files, per file: string path, uvarint size, string stats;
+//	version 3: the deletes (see delete.go)
 //
 // Entries are encoded at Insert time on their own (starting at offset 0)
 // and copied into the record at 8-aligned positions, which keeps the
 // tablet's internal alignment, so decoding shares the record's memory.
 // An attachment is a direct write (see direct.go): Parquet files already
 // in the type's table directory, which the commit adds to its Delta log.
-// A commit without one is written as version 1, as before they existed.
+// A commit without either is written as version 1, as before they existed.
 const (
 	recordVersion       = 1
 	recordVersionAttach = 2
+	recordVersionDelete = 3
 )
 
 // attachment is a direct write's part of a commit record.
@@ -58,9 +60,12 @@ func entryTabletPos(enc []byte) int {
 // encoded at Insert is written from that encoding; a borrowed entry is
 // encoded here as parts that reference the caller's buffers, so a bulk
 // insert's data is not copied on its way to the log.
-func recordParts(ops []schema.Op, entries []entry, attached []attachment) [][]byte {
+func recordParts(ops []schema.Op, entries []entry, attached []attachment, dels []txDelete) [][]byte {
 	version := byte(recordVersion)
-	if len(attached) > 0 {
+	switch {
+	case len(dels) > 0:
+		version = recordVersionDelete
+	case len(attached) > 0:
 		version = recordVersionAttach
 	}
 	head := []byte{version}
@@ -88,8 +93,12 @@ func recordParts(ops []schema.Op, entries []entry, attached []attachment) [][]by
 		pad()
 		parts, pos = tablet.AppendParts(parts, pos, e.t)
 	}
-	if len(attached) > 0 {
-		parts = append(parts, appendAttachments(nil, attached))
+	if version >= recordVersionAttach {
+		tail := appendAttachments(nil, attached)
+		if version == recordVersionDelete {
+			tail = appendDeletes(tail, dels)
+		}
+		parts = append(parts, tail)
 	}
 	return parts
 }
@@ -159,12 +168,13 @@ type record struct {
 	ops      []schema.Op
 	entries  []entry
 	attached []attachment
+	deletes  []txDelete
 }
 
 // decodeRecord decodes a commit record; tablets share buf's memory.
 func decodeRecord(buf []byte) (record, error) {
 	var r record
-	if len(buf) == 0 || buf[0] != recordVersion && buf[0] != recordVersionAttach {
+	if len(buf) == 0 || buf[0] < recordVersion || buf[0] > recordVersionDelete {
 		return r, fmt.Errorf("commit record: unknown version: %w", errs.ErrCorrupt)
 	}
 	ops, rest, err := schema.DecodeOps(buf[1:])
@@ -198,8 +208,13 @@ func decodeRecord(buf []byte) (record, error) {
 		}
 		r.entries = append(r.entries, e)
 	}
-	if buf[0] == recordVersionAttach {
+	if buf[0] >= recordVersionAttach {
 		if r.attached, pos, err = decodeAttachments(buf, pos); err != nil {
+			return r, err
+		}
+	}
+	if buf[0] == recordVersionDelete {
+		if r.deletes, pos, err = decodeDeletes(buf, pos, len(r.entries)); err != nil {
 			return r, err
 		}
 	}

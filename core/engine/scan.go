@@ -62,6 +62,9 @@ type Rows struct {
 	files    []*dataFile
 	scanners []*segment.Scanner // per file, made when first needed
 	devices  []scanDevice
+	// dels[i] are the delete ranges that apply to the sources older than
+	// memtable i (oldest first): to the files, dels[0].
+	dels [][]memtable.DeleteRange
 
 	next int     // index of the next device to read
 	cur  *merger // rows of devices[next-1] not yet returned
@@ -71,6 +74,7 @@ type Rows struct {
 type scanDevice struct {
 	name  string
 	snaps []memtable.Snapshot
+	mems  []int // the memtable of each snapshot
 }
 
 // Scan starts a scan. The chunks' snapshots are taken now: later commits
@@ -151,6 +155,10 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	}
 	mems = append(mems, v.mem)
 	db.stateMu.Unlock()
+	r.dels = make([][]memtable.DeleteRange, len(mems)+1)
+	for i := range mems {
+		r.dels[i] = rangesFor(mems, ty.ID, i)
+	}
 
 	if r.start >= r.end {
 		return r, nil
@@ -179,9 +187,10 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	names = slices.Compact(names)
 	for _, d := range names {
 		sd := scanDevice{name: d}
-		for _, m := range mems {
+		for i, m := range mems {
 			if c, ok := m.Lookup(ty.ID, d); ok {
 				sd.snaps = append(sd.snaps, c.Snapshot())
+				sd.mems = append(sd.mems, i)
 			}
 		}
 		if len(sd.snaps) == 0 && !r.inFiles(d) {
@@ -251,11 +260,12 @@ func (r *Rows) Next() (Batch, bool) {
 					r.scanners[i].Reuse = r.reuse
 					r.scanners[i].Sparse = r.sparse
 				}
-				srcs = append(srcs, r.scanners[i].Read(d.name, r.start, r.end, r.batchRows))
+				srcs = append(srcs, filterDeleted(r.scanners[i].Read(d.name, r.start, r.end, r.batchRows), d.name, r.dels[0]))
 			}
 		}
-		for _, s := range d.snaps {
-			srcs = append(srcs, memSource{s.Cursor(r.refs, r.start, r.end, r.batchRows)})
+		for k, s := range d.snaps {
+			src := runSource(memSource{s.Cursor(r.refs, r.start, r.end, r.batchRows)})
+			srcs = append(srcs, filterDeleted(src, d.name, r.dels[d.mems[k]+1]))
 		}
 		r.cur = newMerger(srcs, r.batchRows)
 	}

@@ -420,7 +420,7 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 	db.deltaMu.Lock()
 	defer db.deltaMu.Unlock()
 	v := db.view.Load()
-	ids := imm.mem.Types()
+	ids := append(imm.mem.Types(), imm.mem.DeletedTypes()...)
 	for id := range v.tables {
 		ids = append(ids, id)
 	}
@@ -521,8 +521,9 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 		refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
 	}
 	rewrite := map[*dataFile]bool{}
+	dels := imm.mem.Deletes(ty.ID) // made physical here: the files holding rows they cover are rewritten
 	for _, f := range tb.files {
-		if staleNames(f.Layout(), ty) {
+		if staleNames(f.Layout(), ty) || holdsDeleted(f, dels) {
 			rewrite[f] = true
 		}
 	}
@@ -562,7 +563,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 	if len(snaps) > 0 || len(olds) > 0 {
 		var err error
 		parts := planFlush(snaps, olds, runtime.GOMAXPROCS(0), db.fileRows)
-		added, err = db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, snaps, olds, parts)
+		added, err = db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, snaps, olds, dels, parts)
 		if err != nil {
 			return nil, err
 		}
@@ -679,16 +680,26 @@ func planFlush(snaps map[string]devRows, olds []*dataFile, k int, minRows int64)
 // (prefix, then "-<run>.parquet"), in parallel, and opens them. On
 // failure it removes what it wrote.
 func (db *DB) writeFiles(dir, prefix string, layout segment.Layout, refs []memtable.ColumnRef,
-	snaps map[string]devRows, olds []*dataFile, parts [][]piece) ([]*newFile, error) {
+	snaps map[string]devRows, olds []*dataFile, dels []memtable.DeleteRange, parts [][]piece) ([]*newFile, error) {
 	out := make([]*newFile, len(parts))
 	errs := par.Do(len(parts), len(parts), func(_, i int) (err error) {
-		out[i], err = db.writeFile(dir, fmt.Sprintf("%s-%d.parquet", prefix, i), layout, refs, snaps, olds, parts[i])
+		out[i], err = db.writeFile(dir, fmt.Sprintf("%s-%d.parquet", prefix, i), layout, refs, snaps, olds, dels, parts[i])
 		return err
 	})
 	if err := errors.Join(errs...); err != nil {
 		removeNewFiles(dir, out)
 		return nil, err
 	}
+	// A file whose rows were all deleted is not worth a Delta add.
+	var empty []*newFile
+	out = slices.DeleteFunc(out, func(f *newFile) bool {
+		if f.Rows() == 0 {
+			empty = append(empty, f)
+			return true
+		}
+		return false
+	})
+	removeNewFiles(dir, empty)
 	return out, nil
 }
 
@@ -703,10 +714,10 @@ func removeNewFiles(dir string, files []*newFile) {
 }
 
 // writeFile writes the merge of the memtable snapshots and the old files
-// for the pieces of run, in order, into a new file of directory dir
-// called name, and opens it.
+// (without the rows dels covers) for the pieces of run, in order, into a
+// new file of directory dir called name, and opens it.
 func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable.ColumnRef,
-	snaps map[string]devRows, olds []*dataFile, run []piece) (*newFile, error) {
+	snaps map[string]devRows, olds []*dataFile, dels []memtable.DeleteRange, run []piece) (*newFile, error) {
 	path := filepath.Join(dir, name)
 	w, err := segment.Create(path, layout, segment.WriterOptions{Sync: db.syncing()})
 	if err != nil {
@@ -724,7 +735,7 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 		var srcs []runSource
 		for i, f := range olds {
 			if f.has(pc.device, pc.start, pc.end-1) {
-				srcs = append(srcs, scanners[i].Read(pc.device, pc.start, pc.end, flushBatchRows))
+				srcs = append(srcs, filterDeleted(scanners[i].Read(pc.device, pc.start, pc.end, flushBatchRows), pc.device, dels))
 			}
 		}
 		if s, ok := snaps[pc.device]; ok {

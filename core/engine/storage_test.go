@@ -109,7 +109,7 @@ func randomTablet(rng *rand.Rand, ty *modelType) (*tablet.Tablet, []int64, map[s
 }
 
 // TestStorageMatchesModel runs random interleavings of inserts, DDL,
-// flushes, checkpoints, compactions and reopens against a model, comparing every type
+// deletes, flushes, checkpoints, compactions and reopens against a model, comparing every type
 // after every step. A small memtable budget adds background flushes at
 // moments the test does not choose.
 func TestStorageMatchesModel(t *testing.T) {
@@ -185,6 +185,35 @@ func TestStorageMatchesModel(t *testing.T) {
 				case op == 6:
 					what = "flush"
 					require.NoError(t, db.Flush(), what)
+				case op == 9: // delete a time range of one device or of all
+					name := pick(rng, m.types)
+					req := DeleteRequest{Type: name}
+					if rng.IntN(3) > 0 {
+						req.Devices = []string{fmt.Sprintf("d%d", rng.IntN(4))}
+					}
+					lo := int64(rng.IntN(300) - 20)
+					hi := lo + int64(1+rng.IntN(120))
+					if rng.IntN(4) > 0 {
+						req.Start = &lo
+					}
+					if rng.IntN(4) > 0 {
+						req.End = &hi
+					}
+					what = fmt.Sprintf("delete %s devices %v [%v, %v)", name, req.Devices, ptrStr(req.Start), ptrStr(req.End))
+					require.NoError(t, db.Delete(req), what)
+					for dev, rows := range m.types[name].rows {
+						if req.Devices != nil && req.Devices[0] != dev {
+							continue
+						}
+						for tm := range rows {
+							if (req.Start == nil || tm >= *req.Start) && (req.End == nil || tm < *req.End) {
+								delete(rows, tm)
+							}
+						}
+						if len(rows) == 0 {
+							delete(m.types[name].rows, dev)
+						}
+					}
 				case op == 8:
 					what = "compact"
 					typ := ""
@@ -262,6 +291,13 @@ func TestStorageMatchesModel(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ptrStr(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprint(*p)
 }
 
 func pick[V any](rng *rand.Rand, m map[string]V) string {

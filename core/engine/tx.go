@@ -24,6 +24,7 @@ type Tx struct {
 	ops     []schema.Op
 	entries []entry
 	longs   []longInsert // long-format inserts whose tablet outlives the commit
+	deletes []txDelete
 	done    bool
 }
 
@@ -395,10 +396,10 @@ func (tx *Tx) Commit() error {
 	}
 	tx.done = true
 	defer tx.discard()
-	if len(tx.ops) == 0 && len(tx.entries) == 0 {
+	if len(tx.ops) == 0 && len(tx.entries) == 0 && len(tx.deletes) == 0 {
 		return nil
 	}
-	return tx.db.commit(tx.base, tx.view, tx.ops, tx.entries, tx.longs)
+	return tx.db.commit(tx.base, tx.view, tx.ops, tx.entries, tx.longs, tx.deletes)
 }
 
 // Rollback discards the transaction. Safe after Commit (no-op).
@@ -407,7 +408,9 @@ func (tx *Tx) Rollback() {
 	tx.discard()
 }
 
-func (tx *Tx) discard() { tx.ops, tx.entries, tx.longs, tx.view, tx.base = nil, nil, nil, nil, nil }
+func (tx *Tx) discard() {
+	tx.ops, tx.entries, tx.longs, tx.deletes, tx.view, tx.base = nil, nil, nil, nil, nil, nil
+}
 
 // validateDevice checks a device key: like a name, but may be empty.
 func validateDevice(device string) error {
@@ -514,7 +517,7 @@ func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry, re
 	writes := make([]write, len(entries))
 	for i, e := range entries {
 		if e.resolvedIn == cat {
-			writes[i] = write{typ: e.typeID, device: e.device, t: e.t, ids: e.ids}
+			writes[i] = write{typ: e.typeID, device: e.device, t: e.t, ids: e.ids, entry: i}
 			continue
 		}
 		ids := make([]schema.PropertyID, len(e.t.Columns))
@@ -540,7 +543,7 @@ func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry, re
 				return nil, nil, fmt.Errorf("insert into %q: %w", e.typ, err)
 			}
 		}
-		writes[i] = write{typ: ty.ID, device: e.device, t: e.t, ids: ids}
+		writes[i] = write{typ: ty.ID, device: e.device, t: e.t, ids: ids, entry: i}
 	}
 	return cat, writes, nil
 }

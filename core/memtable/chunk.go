@@ -47,6 +47,19 @@ type Chunk struct {
 	used   int      // non-empty slots of the id table (entries and tombstones)
 	stamps []uint32 // per position: seq of the last Write that mapped it; grown lazily
 	seq    uint32
+	dels   []Tombstone // as in state; replaced, never appended to in place
+}
+
+// Delete deletes the rows written so far with start <= time < end; rows
+// written later stay. Readers see it from their next Snapshot.
+func (c *Chunk) Delete(start, end int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows == 0 || start >= end {
+		return
+	}
+	c.dels = append(slices.Clip(c.dels), Tombstone{Start: start, End: end, Below: c.rows})
+	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks, dels: c.dels})
 }
 
 // mapped is what the mapping pass learns about one incoming column, so
@@ -77,6 +90,14 @@ type state struct {
 	sorted bool
 	cols   []colMeta
 	blocks []*rowBlock
+	dels   []Tombstone // deletes of rows before them, in order
+}
+
+// Tombstone deletes the rows of a chunk that arrived before it (row index
+// below Below) with Start <= time < End; rows written after it stay.
+type Tombstone struct {
+	Start, End int64
+	Below      int
 }
 
 // rowBlock holds blockRows rows: their times and one slot per column
@@ -317,7 +338,7 @@ func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, ms []mapped, m
 		c.last = tm
 	}
 	c.rows += n
-	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks})
+	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks, dels: c.dels})
 	c.mem.Add(w.delta)
 	if c.total != nil {
 		c.total.Add(w.delta)

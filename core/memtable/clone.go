@@ -15,6 +15,7 @@ func (c *Chunk) Clone() *Chunk {
 	defer c.mu.Unlock()
 	nc := newChunk(c.blockRows, nil)
 	nc.rows, nc.sorted, nc.last = c.rows, c.sorted, c.last
+	nc.dels = slices.Clone(c.dels)
 	var mem int64
 	if len(c.cols) > 0 {
 		nc.cols = slices.Clone(c.cols)
@@ -59,7 +60,7 @@ func (c *Chunk) Clone() *Chunk {
 		nc.blocks[bi] = nrb
 	}
 	nc.mem.Store(mem)
-	nc.state.Store(&state{rows: nc.rows, sorted: nc.sorted, cols: nc.cols, blocks: nc.blocks})
+	nc.state.Store(&state{rows: nc.rows, sorted: nc.sorted, cols: nc.cols, blocks: nc.blocks, dels: nc.dels})
 	return nc
 }
 
@@ -106,6 +107,6 @@ func (c *Chunk) Clear() {
 	c.state.Store(nil)
 	c.index.Store(nil)
 	c.rows, c.sorted, c.last = 0, true, minTime
-	c.cols, c.blocks, c.stamps = nil, nil, nil
+	c.cols, c.blocks, c.stamps, c.dels = nil, nil, nil, nil
 	c.used, c.seq = 0, 0
 }

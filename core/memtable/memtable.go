@@ -34,6 +34,76 @@ type Memtable struct {
 	types  map[schema.TypeID]map[string]*Chunk
 	gen    map[schema.TypeID]uint64     // counts each type's new devices
 	sorted map[schema.TypeID]sortedDevs // Devices' lists, valid while gen matches
+	dels   map[schema.TypeID][]DeleteRange // for older sources
+	all    map[schema.TypeID][]DeleteRange // every Delete, older or not
+}
+
+// DeleteRange deletes rows of a type: those of Device, or of every device
+// when All, with Start <= time < End.
+type DeleteRange struct {
+	Device     string
+	All        bool
+	Start, End int64
+}
+
+// Covers reports whether the range deletes a row of device at time t.
+func (r DeleteRange) Covers(device string, t int64) bool {
+	return (r.All || r.Device == device) && t >= r.Start && t < r.End
+}
+
+// Delete deletes the rows of typ that r covers and that the memtable
+// holds now (chunk tombstones: later writes stay). With older, it also
+// records r for the sources older than the memtable (flushed files, the
+// memtable being flushed), which readers and the next flush of this
+// memtable apply (Deletes).
+func (m *Memtable) Delete(typ schema.TypeID, r DeleteRange, older bool) {
+	if r.Start >= r.End {
+		return
+	}
+	m.mu.Lock()
+	if older {
+		m.dels[typ] = append(slices.Clip(m.dels[typ]), r)
+	}
+	m.all[typ] = append(slices.Clip(m.all[typ]), r)
+	var chunks []*Chunk
+	if r.All {
+		for _, c := range m.types[typ] {
+			chunks = append(chunks, c)
+		}
+	} else if c := m.types[typ][r.Device]; c != nil {
+		chunks = append(chunks, c)
+	}
+	m.mu.Unlock()
+	for _, c := range chunks {
+		c.Delete(r.Start, r.End)
+	}
+}
+
+// Deletes returns the ranges Delete recorded for typ's older sources, in
+// order. The caller must not modify the slice.
+func (m *Memtable) Deletes(typ schema.TypeID) []DeleteRange {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.dels[typ]
+}
+
+// AllDeletes returns every range Delete applied to typ, in order (whether
+// or not for older sources). The caller must not modify the slice.
+func (m *Memtable) AllDeletes(typ schema.TypeID) []DeleteRange {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.all[typ]
+}
+
+// DeletedTypes returns the types with ranges for older sources.
+func (m *Memtable) DeletedTypes() []schema.TypeID {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]schema.TypeID, 0, len(m.dels))
+	for t := range m.dels {
+		out = append(out, t)
+	}
+	return out
 }
 
 // sortedDevs is a type's device names, sorted, as of a generation.
@@ -50,7 +120,8 @@ func New(opts Options) *Memtable {
 	}
 	br = min(max(nextPow2(br), minTimeRows), maxBlockRows)
 	return &Memtable{blockRows: br, types: map[schema.TypeID]map[string]*Chunk{},
-		gen: map[schema.TypeID]uint64{}, sorted: map[schema.TypeID]sortedDevs{}}
+		gen: map[schema.TypeID]uint64{}, sorted: map[schema.TypeID]sortedDevs{},
+		dels: map[schema.TypeID][]DeleteRange{}, all: map[schema.TypeID][]DeleteRange{}}
 }
 
 // Chunk returns the chunk of (typ, device), creating it if absent.
@@ -143,9 +214,16 @@ func (m *Memtable) MemoryUsage() int64 { return m.mem.Load() }
 // that chunk's writer lock briefly), not the memtable as a whole.
 func (m *Memtable) Clone() *Memtable {
 	nm := &Memtable{blockRows: m.blockRows, types: map[schema.TypeID]map[string]*Chunk{},
-		gen: map[schema.TypeID]uint64{}, sorted: map[schema.TypeID]sortedDevs{}}
+		gen: map[schema.TypeID]uint64{}, sorted: map[schema.TypeID]sortedDevs{},
+		dels: map[schema.TypeID][]DeleteRange{}, all: map[schema.TypeID][]DeleteRange{}}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	for typ, d := range m.dels {
+		nm.dels[typ] = slices.Clone(d)
+	}
+	for typ, d := range m.all {
+		nm.all[typ] = slices.Clone(d)
+	}
 	for typ, devs := range m.types {
 		nd := make(map[string]*Chunk, len(devs))
 		for d, c := range devs {
@@ -177,5 +255,7 @@ func (m *Memtable) Clear() {
 		m.gen[typ]++ // never back to a number a Devices in flight may store
 	}
 	m.sorted = map[schema.TypeID]sortedDevs{}
+	m.dels = map[schema.TypeID][]DeleteRange{}
+	m.all = map[schema.TypeID][]DeleteRange{}
 	m.mem.Store(0)
 }

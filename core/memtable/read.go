@@ -82,7 +82,7 @@ func (s Snapshot) Cursor(cols []ColumnRef, start, end int64, batchRows int) *Cur
 	if s.st != nil {
 		c.vs = make([]view, (s.st.rows+s.blockRows-1)>>s.shift)
 	}
-	if s.st != nil && s.st.sorted && s.st.rows > 0 && start < end {
+	if s.st != nil && s.st.sorted && len(s.st.dels) == 0 && s.st.rows > 0 && start < end {
 		c.sorted = true
 		c.tv = make([][]int64, (s.st.rows+s.blockRows-1)>>s.shift)
 		for b := range c.tv {
@@ -192,6 +192,21 @@ func (s Snapshot) TimeBounds() (lo, hi int64, ok bool) {
 	return lo, hi, true
 }
 
+// deleted reports whether chunk row r, of time t, is deleted by a
+// tombstone.
+func deleted(dels []Tombstone, r int, t int64) bool {
+	for _, d := range dels {
+		if r < d.Below && t >= d.Start && t < d.End {
+			return true
+		}
+	}
+	return false
+}
+
+// HasDeletes reports whether rows of the snapshot are deleted: its Rows
+// and TimeBounds then count them still.
+func (s Snapshot) HasDeletes() bool { return s.st != nil && len(s.st.dels) > 0 }
+
 // rowSet is the result rows of a Read: output row k merges the chunk rows
 // order[ends[k-1]:ends[k]] (in arrival order) and has time times[k].
 type rowSet struct {
@@ -215,7 +230,7 @@ func (s Snapshot) selectRows(start, end int64) rowSet {
 	timeAt := func(r int32) int64 { return tv[r>>s.shift][int(r)&mask] }
 
 	var order []int32
-	if s.st.sorted {
+	if s.st.sorted && len(s.st.dels) == 0 {
 		lo := sort.Search(rows, func(i int) bool { return timeAt(int32(i)) >= start })
 		hi := sort.Search(rows, func(i int) bool { return timeAt(int32(i)) >= end })
 		order = make([]int32, hi-lo)
@@ -224,14 +239,14 @@ func (s Snapshot) selectRows(start, end int64) rowSet {
 		}
 	} else {
 		for r := range int32(rows) {
-			if t := timeAt(r); t >= start && t < end {
+			if t := timeAt(r); t >= start && t < end && !deleted(s.st.dels, int(r), t) {
 				order = append(order, r)
 			}
 		}
 		// Stable: equal times keep arrival order, which the merge needs.
 		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(timeAt(a), timeAt(b)) })
 	}
-	rs := rowSet{order: order, ends: make([]int32, 0, len(order)), times: make([]int64, 0, len(order)), run: s.st.sorted}
+	rs := rowSet{order: order, ends: make([]int32, 0, len(order)), times: make([]int64, 0, len(order)), run: s.st.sorted && len(s.st.dels) == 0}
 	for i := 0; i < len(order); {
 		t := timeAt(order[i])
 		j := i + 1
