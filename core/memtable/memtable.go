@@ -32,8 +32,8 @@ type Memtable struct {
 
 	mu     sync.RWMutex
 	types  map[schema.TypeID]map[string]*Chunk
-	gen    map[schema.TypeID]uint64     // counts each type's new devices
-	sorted map[schema.TypeID]sortedDevs // Devices' lists, valid while gen matches
+	gen    map[schema.TypeID]uint64        // counts each type's new devices
+	sorted map[schema.TypeID]sortedDevs    // Devices' lists, valid while gen matches
 	dels   map[schema.TypeID][]DeleteRange // for older sources
 	all    map[schema.TypeID][]DeleteRange // every Delete, older or not
 }
