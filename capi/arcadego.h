@@ -379,6 +379,20 @@ int arcadego_clone(arcadego_db *db, const char *dest, char **err);
 int arcadego_checkpoint(arcadego_db *db, char **err);
 
 /*
+** Delete rows: `request_json` is
+**   {"type": "A",             required
+**    "devices": ["d1", ...],  optional, default every device
+**    "start": 0, "end": 100}  optional, start <= time < end
+** The rows committed before the call (arcadego_tx_delete: and those the
+** transaction added before it) go; rows inserted later stay. Scans and
+** arcadego_devices see it at once; the next flush rewrites the Parquet
+** files that held deleted rows (see the README's Storage section).
+** ARCADEGO_NOT_FOUND: no such type. An empty range deletes nothing.
+*/
+int arcadego_delete(arcadego_db *db, const char *request_json, char **err);
+int arcadego_tx_delete(arcadego_tx *tx, const char *request_json, char **err);
+
+/*
 ** Merge the Parquet files of `type` (NULL: every type) into as few as
 ** their size allows (about a million rows each), now: one Delta commit per
 ** type removes the old files and adds the new ones, the columns of dropped

@@ -411,6 +411,59 @@ func ag_go_checkpoint(db C.uintptr_t, cerr **C.char) C.int {
 	})
 }
 
+// deleteRequest is the request_json of arcadego_delete.
+type deleteRequest struct {
+	Type    *string  `json:"type"`
+	Devices []string `json:"devices"`
+	Start   *int64   `json:"start"`
+	End     *int64   `json:"end"`
+}
+
+func parseDeleteRequest(cjson *C.char) (engine.DeleteRequest, error) {
+	src, err := goString("delete request", cjson)
+	if err != nil {
+		return engine.DeleteRequest{}, err
+	}
+	var r deleteRequest
+	if err := decodeJSON("delete request", src, &r); err != nil {
+		return engine.DeleteRequest{}, err
+	}
+	if r.Type == nil {
+		return engine.DeleteRequest{}, fmt.Errorf("delete request: \"type\" is required: %w", errs.ErrInvalidArgument)
+	}
+	return engine.DeleteRequest{Type: *r.Type, Devices: r.Devices, Start: r.Start, End: r.End}, nil
+}
+
+//export ag_go_delete
+func ag_go_delete(db C.uintptr_t, requestJSON *C.char, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		req, err := parseDeleteRequest(requestJSON)
+		if err != nil {
+			return err
+		}
+		return d.db.Delete(req)
+	})
+}
+
+//export ag_go_tx_delete
+func ag_go_tx_delete(tx C.uintptr_t, requestJSON *C.char, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		t, err := lookupTx(uintptr(tx))
+		if err != nil {
+			return err
+		}
+		req, err := parseDeleteRequest(requestJSON)
+		if err != nil {
+			return err
+		}
+		return t.use(func(tx *engine.Tx) error { return tx.Delete(req) })
+	})
+}
+
 //export ag_go_compact
 func ag_go_compact(db C.uintptr_t, typ *C.char, typLen C.size_t, cerr **C.char) C.int {
 	return call(cerr, func() error {

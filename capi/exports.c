@@ -205,6 +205,16 @@ int arcadego_checkpoint(arcadego_db *db, char **err) {
   return ag_go_checkpoint((uintptr_t)db, err);
 }
 
+int arcadego_delete(arcadego_db *db, const char *request_json, char **err) {
+  GUARD(err);
+  return ag_go_delete((uintptr_t)db, (char *)request_json, err);
+}
+
+int arcadego_tx_delete(arcadego_tx *tx, const char *request_json, char **err) {
+  GUARD(err);
+  return ag_go_tx_delete((uintptr_t)tx, (char *)request_json, err);
+}
+
 int arcadego_compact(arcadego_db *db, const char *type, size_t type_len, char **err) {
   GUARD(err);
   return ag_go_compact((uintptr_t)db, (char *)type, type_len, err);

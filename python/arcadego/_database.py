@@ -167,6 +167,35 @@ class _Input:
 _UNIT_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 
 
+def _time_range(db: Database, type_name: str, start: Any, end: Any) -> dict[str, int]:
+    """start and end of a scan or delete as the library's int64 bounds
+    ({} for None), datetimes converted to the type's time unit."""
+    out: dict[str, int] = {}
+    time_kind: dict[str, Any] | None = None
+    for key, value in (("start", start), ("end", end)):
+        if value is None:
+            continue
+        if isinstance(value, np.integer):
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            if time_kind is None:
+                time_kind = db.describe(type_name).get("time") or {}
+            value = _time_bound(key, value, type_name, time_kind)
+        if not -(2**63) <= value < 2**63:
+            raise InvalidArgumentError(f"{key} {value} is outside the int64 range of times")
+        out[key] = value
+    return out
+
+
+def _delete_request(db: Database, type: str, device: str | Sequence[str] | None, start: Any, end: Any) -> bytes:
+    request: dict[str, Any] = {"type": _check_str(type, "type")}
+    if device is not None:
+        devices = [device] if isinstance(device, str) else list(device)
+        request["devices"] = [_check_str(d, "device") for d in devices]
+    request.update(_time_range(db, type, start, end))
+    return _encode(json.dumps(request), "delete request")
+
+
 def _time_bound(key: str, value: Any, type_name: str, time_kind: dict[str, Any]) -> int:
     """A scan bound given as a datetime, pandas Timestamp or numpy
     datetime64, in the unit of type_name's time column: the first time of
@@ -420,6 +449,16 @@ class Transaction(_Schema):
         """Add a batch for ``type`` and ``device``, or for the devices of
         its ``device_column`` (see Database.insert)."""
         _insert(self._db, self._require_open(), True, type, data, device, device_column, decimal)
+
+    def delete(self, type: str, device: str | Sequence[str] | None = None,
+               start: int | _dt.datetime | Any | None = None, end: int | _dt.datetime | Any | None = None) -> None:
+        """Delete, at commit, the rows of ``type`` with ``start <= time <
+        end`` (None: unbounded) of ``device`` (a name or a list; None:
+        every device) that were committed before the transaction or added
+        to it before this call; see :meth:`Database.delete`."""
+        request = _delete_request(self._db, type, device, start, end)
+        err = ctypes.c_void_p()
+        _lib.check(_lib.lib.arcadego_tx_delete(self._require_open(), request, ctypes.byref(err)), err)
 
     def commit(self) -> None:
         """Validate everything, write one log record, wait for its fsync,
@@ -685,19 +724,7 @@ class Database(_Schema):
             # device and time come with every result: naming them is fine.
             request["properties"] = [_check_str(c, "column") for c in columns
                                      if c not in (self.time_column, "device")]
-        time_kind: dict[str, Any] | None = None
-        for key, value in (("start", start), ("end", end)):
-            if value is None:
-                continue
-            if isinstance(value, np.integer):
-                value = int(value)
-            if not isinstance(value, int) or isinstance(value, bool):
-                if time_kind is None:
-                    time_kind = self.describe(type).get("time") or {}
-                value = _time_bound(key, value, type, time_kind)
-            if not -(2**63) <= value < 2**63:
-                raise InvalidArgumentError(f"{key} {value} is outside the int64 range of times")
-            request[key] = value
+        request.update(_time_range(self, type, start, end))
         if batch_rows is not None:
             if isinstance(batch_rows, bool) or not isinstance(batch_rows, (int, np.integer)):
                 raise InvalidArgumentError(f"batch_rows must be an int, got {builtins.type(batch_rows).__name__}")
@@ -792,6 +819,25 @@ class Database(_Schema):
         err = ctypes.c_void_p()
         status = _lib.lib.arcadego_checkpoint(handle, ctypes.byref(err))
         _lib.check(status, err)
+
+    def delete(self, type: str, device: str | Sequence[str] | None = None,
+               start: int | _dt.datetime | Any | None = None, end: int | _dt.datetime | Any | None = None) -> None:
+        """Delete the rows of ``type`` with ``start <= time < end`` (None:
+        unbounded; ints in the type's time unit, or datetimes as in
+        :meth:`scan`) of ``device`` (a name or a list; None: every device),
+        as one transaction. Rows inserted afterwards stay. Scans see it at
+        once; the next flush rewrites the Parquet files that held the rows.
+        Raises NotFoundError for an unknown type.
+
+        Example::
+
+            db.delete("Sensor", device="s-1", end=1_700_000_000)  # everything before
+            db.delete("Sensor")                                  # every row
+        """
+        handle = self._require_open()
+        request = _delete_request(self, type, device, start, end)
+        err = ctypes.c_void_p()
+        _lib.check(_lib.lib.arcadego_delete(handle, request, ctypes.byref(err)), err)
 
     def compact(self, type: str | None = None) -> None:
         """Merge the Parquet files of ``type`` (None: every type) into as

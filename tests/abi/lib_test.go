@@ -60,6 +60,8 @@ var lib struct {
 	flush          func(db uintptr, err *uintptr) int32
 	checkpoint     func(db uintptr, err *uintptr) int32
 	compact        func(db uintptr, typ *byte, typN uintptr, err *uintptr) int32
+	delete         func(db uintptr, request *byte, err *uintptr) int32
+	txDelete       func(tx uintptr, request *byte, err *uintptr) int32
 	clone          func(db uintptr, dest *byte, err *uintptr) int32
 	stats          func(db uintptr, json *uintptr, err *uintptr) int32
 	free           func(p uintptr)
@@ -175,6 +177,8 @@ func load() error {
 		"arcadego_flush":            &lib.flush,
 		"arcadego_checkpoint":       &lib.checkpoint,
 		"arcadego_compact":          &lib.compact,
+		"arcadego_delete":           &lib.delete,
+		"arcadego_tx_delete":        &lib.txDelete,
 		"arcadego_clone":            &lib.clone,
 		"arcadego_stats":            &lib.stats,
 		"arcadego_free":             &lib.free,

@@ -232,3 +232,49 @@ func TestCompact(t *testing.T) {
 	code, msg = callErr(t, func(e *uintptr) int32 { return lib.compact(reader, nil, 0, e) })
 	assert.Equal(t, codeInvalidArgument, code, msg)
 }
+
+// TestDelete: arcadego_delete and arcadego_tx_delete remove rows by device
+// and time range, at once and after a flush; bad requests change nothing.
+func TestDelete(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	db := openDB(t, dir, "")
+	execDDL(t, db, schemaAB)
+	for _, dev := range []string{"d1", "d2"} {
+		code, msg := insert(t, db, "A", dev, goodBatch(t))
+		requireOK(t, code, msg, "insert")
+	}
+	full := state(t, db)
+	for name, req := range map[string]string{
+		"no type":      `{"devices": ["d1"]}`,
+		"unknown key":  `{"type": "A", "device": "d1"}`,
+		"bad device":   `{"type": "A", "devices": ["d\u0000"]}`,
+		"not json":     `{"type": `,
+		"start string": `{"type": "A", "start": "0"}`,
+	} {
+		code, msg := callErr(t, func(e *uintptr) int32 { return lib.delete(db, cstr(req), e) })
+		assert.Equal(t, codeInvalidArgument, code, "%s: %s", name, msg)
+	}
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.delete(db, cstr(`{"type": "Nope"}`), e) })
+	assert.Equal(t, codeNotFound, code, msg)
+	assert.Equal(t, full, state(t, db), "a refused delete changed the database")
+
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.delete(db, cstr(`{"type": "A", "devices": ["d1"]}`), e) })
+	requireOK(t, code, msg, "delete d1")
+	afterD1 := state(t, db)
+	assert.NotContains(t, afterD1, "[d1 ")
+	assert.Contains(t, afterD1, "[d2 ")
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.flush(db, e) })
+	requireOK(t, code, msg, "flush")
+	assert.Equal(t, afterD1, state(t, db))
+
+	// In a transaction: the delete goes with its commit, not before.
+	var tx uintptr
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.begin(db, &tx, e) })
+	requireOK(t, code, msg, "begin")
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.txDelete(tx, cstr(`{"type": "A", "end": 9223372036854775807}`), e) })
+	requireOK(t, code, msg, "tx delete")
+	assert.Equal(t, afterD1, state(t, db))
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.commit(tx, e) })
+	requireOK(t, code, msg, "commit")
+	assert.NotContains(t, state(t, db), "[d2 ")
+}

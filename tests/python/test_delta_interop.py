@@ -448,3 +448,26 @@ def test_compaction_is_read_as_one_commit(flushed: arcadego.Database, rep: str) 
     assert duckdb_count(path, "WHERE device = 'd1'") == flushed.scan(name, device="d1").to_arrow().num_rows
     on_disk = sorted(p.name for p in Path(path).glob("*.parquet"))
     assert on_disk == sorted(Path(u).name for u in table.file_uris())
+
+
+@pytest.mark.parametrize("rep", ["int64", "ms_utc", "ns"])
+def test_deleted_rows_leave_the_delta_table(flushed: arcadego.Database, rep: str) -> None:
+    """db.delete hides rows at once; after the flush the Delta table (every
+    reader, and DuckDB over the listed files) no longer holds them."""
+    name = type_name(rep)
+    path = table_path(flushed, name)
+    total = flushed.scan(name).to_arrow().num_rows
+    d1 = flushed.scan(name, device="d1").to_arrow().num_rows
+    lo, hi = BASE[rep] + 10 * STEP[rep], BASE[rep] + 20 * STEP[rep]  # ints in the type's unit
+    in_range = flushed.scan(name, device="d2", start=lo, end=hi).to_arrow().num_rows
+    assert d1 and in_range
+    flushed.delete(name, device="d1")
+    flushed.delete(name, device=["d2"], start=lo, end=hi)
+    assert flushed.scan(name).to_arrow().num_rows == total - d1 - in_range
+    assert "d1" not in flushed.devices(name)["device"]
+    assert duckdb_count(path) == total, "the files change at the flush, not before"
+    flushed.flush()
+    assert_readers_match(flushed, name)
+    assert duckdb_count(path) == total - d1 - in_range
+    assert duckdb_count(path, "WHERE device = 'd1'") == 0
+    assert "d1" not in flushed.devices(name)["device"]
