@@ -324,12 +324,13 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 
 /*
 ** Describe the schema as JSON in *json_out (free it with arcadego_free):
-** {"types":[{"name":..,"time":{"unit":"ms","zone":"UTC"},
+** {"types":[{"name":..,"time":{"unit":"ms","zone":"UTC"},"ttl_ns":..,
 **            "properties":[{"name":..,"type":"INT64"}],
 **            "indexes":[{"name":..,"unique":false,"properties":[..]}]}]}
 ** Types are sorted by name, properties and indexes in creation order;
 ** "time" is present once a timestamp insert fixed the type's time
-** representation (unit "s", "ms", "us" or "ns"; zone "" for none).
+** representation (unit "s", "ms", "us" or "ns"; zone "" for none);
+** "ttl_ns" once ALTER TYPE .. SET TTL gave it a time to live.
 ** `type` NULL describes every type; otherwise only that one (NOT_FOUND if
 ** absent). On failure *json_out is NULL.
 */

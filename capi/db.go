@@ -296,6 +296,7 @@ type (
 	typeJSON struct {
 		Name       string         `json:"name"`
 		Time       *timeJSON      `json:"time,omitempty"`
+		TTLNanos   int64          `json:"ttl_ns,omitempty"` // 0: none
 		Properties []propertyJSON `json:"properties"`
 		Indexes    []indexJSON    `json:"indexes"`
 	}
@@ -315,7 +316,7 @@ type (
 )
 
 func describeType(t *schema.Type) typeJSON {
-	j := typeJSON{Name: t.Name, Properties: []propertyJSON{}, Indexes: []indexJSON{}}
+	j := typeJSON{Name: t.Name, TTLNanos: t.TTL, Properties: []propertyJSON{}, Indexes: []indexJSON{}}
 	if t.TimeSet {
 		j.Time = &timeJSON{Unit: t.TimeUnit, Zone: t.TimeZone}
 	}

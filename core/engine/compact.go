@@ -27,6 +27,10 @@ import (
 // Size-tiered and in the background: after a flush, a type with at least
 // compactMinFiles files of fewer than compactFileRows rows has those
 // merged. DB.Compact merges every file of a type on demand.
+//
+// Every compaction leaves out the rows a type's TTL has expired; after a
+// flush, the files of a type with a TTL whose time span has expired for
+// the most part (all of a file, or half its span) are rewritten so.
 
 const (
 	// compactFileRows is the size compaction merges files up to.
@@ -59,7 +63,7 @@ func (db *DB) Compact(typ string) error {
 	db.deltaMu.Lock()
 	defer db.deltaMu.Unlock()
 	for _, ty := range types {
-		if err := db.compactType(ty, true); err != nil {
+		if err := db.compactType(ty, compactAll); err != nil {
 			return fmt.Errorf("compact: %w", err)
 		}
 	}
@@ -72,15 +76,38 @@ func (db *DB) Compact(typ string) error {
 func (db *DB) compactSmall(cat *schema.Catalog) {
 	db.deltaMu.Lock()
 	defer db.deltaMu.Unlock()
+	now := time.Now()
 	for id, tb := range db.view.Load().tables {
-		if len(smallFiles(tb.files)) < compactMinFiles {
-			continue
-		}
-		if ty, ok := cat.TypeByID(id); ok {
-			_ = db.compactType(ty, false)
+		ty, ok := cat.TypeByID(id)
+		switch {
+		case !ok:
+		case len(smallFiles(tb.files)) >= compactMinFiles:
+			_ = db.compactType(ty, compactSmallFiles)
+		case len(expiringFiles(tb.files, ttlCutoff(ty, now))) > 0:
+			_ = db.compactType(ty, compactExpired)
 		}
 	}
 }
+
+// expiringFiles returns the files whose time span is mostly before
+// cutoff: wholly, or by half or more.
+func expiringFiles(files []*dataFile, cutoff int64) []*dataFile {
+	var out []*dataFile
+	for _, f := range files {
+		_, _, lo, hi := f.Bounds()
+		if lo < cutoff && (hi < cutoff || float64(cutoff)-float64(lo) >= (float64(hi)-float64(lo))/2) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// What compactType merges.
+const (
+	compactAll        = iota // every file
+	compactSmallFiles        // the files of fewer than compactFileRows rows
+	compactExpired           // the files expiringFiles returns
+)
 
 // smallFiles returns the files of fewer than compactFileRows rows.
 func smallFiles(files []*dataFile) []*dataFile {
@@ -105,19 +132,28 @@ func deadColumns(l segment.Layout, ty *schema.Type) bool {
 	return false
 }
 
-// compactType merges ty's files (all: every file; else the small ones)
-// and publishes the new table. The caller holds deltaMu.
-func (db *DB) compactType(ty *schema.Type, all bool) error {
+// compactType merges the files of ty that mode selects and publishes the
+// new table. The caller holds deltaMu.
+func (db *DB) compactType(ty *schema.Type, mode int) error {
 	tb := db.view.Load().tables[ty.ID]
 	if tb == nil {
 		return nil
 	}
-	olds := smallFiles(tb.files)
-	if all {
+	cutoff := ttlCutoff(ty, time.Now())
+	var olds []*dataFile
+	switch mode {
+	case compactAll:
 		olds = slices.Clone(tb.files)
+	case compactSmallFiles:
+		olds = smallFiles(tb.files)
+	case compactExpired:
+		olds = expiringFiles(tb.files, cutoff)
 	}
-	if len(olds) == 0 || len(olds) == 1 && !deadColumns(olds[0].Layout(), ty) {
-		return nil // one file holding only live properties: nothing to gain
+	if len(olds) == 0 {
+		return nil
+	}
+	if _, _, lo, _ := olds[0].Bounds(); len(olds) == 1 && mode != compactExpired && lo >= cutoff && !deadColumns(olds[0].Layout(), ty) {
+		return nil // one file holding only live properties and rows: nothing to gain
 	}
 	layout := layoutOf(ty)
 	refs := make([]memtable.ColumnRef, len(layout.Columns))
@@ -137,7 +173,7 @@ func (db *DB) compactType(ty *schema.Type, all bool) error {
 		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
 	}
 	parts := planFlush(nil, olds, int(total/compactFileRows)+1, compactFileRows)
-	added, err := db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, nil, olds, nil, parts)
+	added, err := db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, nil, olds, nil, cutoff, parts)
 	if err != nil {
 		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
 	}

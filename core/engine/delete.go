@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
@@ -300,6 +301,31 @@ func loggedDeletes(dels []txDelete, writes []write) []txDelete {
 		out[i] = d
 	}
 	return out
+}
+
+// ttlCutoff returns the least time (in ty's unit) a row of ty must have to
+// be alive at now: now minus the type's TTL, rounded up; math.MinInt64
+// when ty has no TTL.
+func ttlCutoff(ty *schema.Type, now time.Time) int64 {
+	if ty.TTL <= 0 || !ty.TimeSet || ty.TimeUnit == "" {
+		return math.MinInt64
+	}
+	ns := now.UnixNano() - ty.TTL
+	unit := unitNanos[ty.TimeUnit]
+	q := ns / unit
+	if ns%unit > 0 {
+		q++
+	}
+	return q
+}
+
+// expiredRange is the delete range of the rows of every device older than
+// cutoff (none for math.MinInt64).
+func expiredRange(cutoff int64) []memtable.DeleteRange {
+	if cutoff == math.MinInt64 {
+		return nil
+	}
+	return []memtable.DeleteRange{{All: true, Start: math.MinInt64, End: cutoff}}
 }
 
 // Commit record encoding of deletes (version 3): after the attachments,

@@ -5,13 +5,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 )
 
-// DeviceInfo is one device of a type, from metadata (no data is read).
+// DeviceInfo is one device of a type, from metadata (no data is read,
+// except the times of devices that a delete not yet flushed touched or
+// whose oldest rows a TTL has expired).
 type DeviceInfo struct {
 	Name string
 	// Rows counts the device's rows in each place that holds some (the
@@ -115,23 +118,29 @@ func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
 			heap.Fix(&h, 0)
 		}
 	}
-	if len(touched) > 0 {
-		return db.recountDeleted(typ, out, touched)
+	cutoff := ttlCutoff(ty, time.Now())
+	stale := func(d DeviceInfo) bool {
+		if d.First < cutoff { // rows the TTL expired
+			return true
+		}
+		for _, r := range touched {
+			if r.All || r.Device == d.Name {
+				return true
+			}
+		}
+		return false
 	}
-	return out, nil
+	return db.recount(typ, out, stale)
 }
 
-// recountDeleted recounts the devices a delete not yet flushed touched,
-// from their times (a scan of the time column): metadata still counts
-// their deleted rows. A device left without rows is dropped.
-func (db *DB) recountDeleted(typ string, devs []DeviceInfo, touched []memtable.DeleteRange) ([]DeviceInfo, error) {
+// recount recounts the stale devices from their times (a scan of the time
+// column): those a delete not yet flushed touched, or with rows a TTL has
+// expired, which metadata still counts. A device left without rows is
+// dropped.
+func (db *DB) recount(typ string, devs []DeviceInfo, stale func(DeviceInfo) bool) ([]DeviceInfo, error) {
 	out := devs[:0]
 	for _, d := range devs {
-		hit := false
-		for _, r := range touched {
-			hit = hit || r.All || r.Device == d.Name
-		}
-		if !hit {
+		if !stale(d) {
 			out = append(out, d)
 			continue
 		}

@@ -249,7 +249,7 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 		return nil, err
 	}
 	plan := planFlush(rows, nil, runtime.GOMAXPROCS(0), db.fileRows)
-	files, err := db.writeFiles(p.dir, "part-"+newUUID(), layout, refs, rows, nil, nil, plan)
+	files, err := db.writeFiles(p.dir, "part-"+newUUID(), layout, refs, rows, nil, nil, math.MinInt64, plan)
 	if err != nil {
 		return nil, err
 	}

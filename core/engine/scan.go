@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
@@ -115,6 +116,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	if r.batchRows <= 0 {
 		r.batchRows = DefaultBatchRows
 	}
+	r.start = max(r.start, ttlCutoff(ty, time.Now())) // expired rows are not read
 	if req.Properties == nil {
 		for _, p := range ty.Properties() {
 			r.props = append(r.props, *p)

@@ -563,7 +563,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 	if len(snaps) > 0 || len(olds) > 0 {
 		var err error
 		parts := planFlush(snaps, olds, runtime.GOMAXPROCS(0), db.fileRows)
-		added, err = db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, snaps, olds, dels, parts)
+		added, err = db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, snaps, olds, dels, ttlCutoff(ty, time.Now()), parts)
 		if err != nil {
 			return nil, err
 		}
@@ -680,10 +680,10 @@ func planFlush(snaps map[string]devRows, olds []*dataFile, k int, minRows int64)
 // (prefix, then "-<run>.parquet"), in parallel, and opens them. On
 // failure it removes what it wrote.
 func (db *DB) writeFiles(dir, prefix string, layout segment.Layout, refs []memtable.ColumnRef,
-	snaps map[string]devRows, olds []*dataFile, dels []memtable.DeleteRange, parts [][]piece) ([]*newFile, error) {
+	snaps map[string]devRows, olds []*dataFile, dels []memtable.DeleteRange, expired int64, parts [][]piece) ([]*newFile, error) {
 	out := make([]*newFile, len(parts))
 	errs := par.Do(len(parts), len(parts), func(_, i int) (err error) {
-		out[i], err = db.writeFile(dir, fmt.Sprintf("%s-%d.parquet", prefix, i), layout, refs, snaps, olds, dels, parts[i])
+		out[i], err = db.writeFile(dir, fmt.Sprintf("%s-%d.parquet", prefix, i), layout, refs, snaps, olds, dels, expired, parts[i])
 		return err
 	})
 	if err := errors.Join(errs...); err != nil {
@@ -715,9 +715,13 @@ func removeNewFiles(dir string, files []*newFile) {
 
 // writeFile writes the merge of the memtable snapshots and the old files
 // (without the rows dels covers) for the pieces of run, in order, into a
-// new file of directory dir called name, and opens it.
+// new file of directory dir called name, and opens it. Rows older than
+// expired (a TTL's cutoff; math.MinInt64: none) are left out.
 func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable.ColumnRef,
-	snaps map[string]devRows, olds []*dataFile, dels []memtable.DeleteRange, run []piece) (*newFile, error) {
+	snaps map[string]devRows, olds []*dataFile, dels []memtable.DeleteRange, expired int64, run []piece) (*newFile, error) {
+	if expired != math.MinInt64 {
+		dels = append(slices.Clip(dels), expiredRange(expired)...)
+	}
 	path := filepath.Join(dir, name)
 	w, err := segment.Create(path, layout, segment.WriterOptions{Sync: db.syncing()})
 	if err != nil {
@@ -739,7 +743,7 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 			}
 		}
 		if s, ok := snaps[pc.device]; ok {
-			srcs = append(srcs, s.cursor(refs, pc.start, pc.end, flushBatchRows))
+			srcs = append(srcs, filterDeleted(s.cursor(refs, pc.start, pc.end, flushBatchRows), pc.device, expiredRange(expired)))
 		}
 		if len(srcs) == 0 {
 			continue

@@ -25,6 +25,10 @@ type Type struct {
 	TimeSet  bool   // a SetTime op has fixed the time representation
 	TimeUnit string // "" (plain int64), "s", "ms", "us" or "ns"
 	TimeZone string
+	// TTL, when > 0, is how long a row lives, in nanoseconds: scans skip
+	// rows older than now minus TTL, and flushes and compactions drop
+	// them. Only types with timestamp times have one.
+	TTL int64
 
 	owner   *owner // the Change token that may still edit this Type in place (see Change)
 	byName  trie[string, *Property, nameHash]
@@ -95,7 +99,7 @@ func (t *Type) Indexes() []*Index { return t.indexes }
 // shared (their nodes are copied on first write); the short index list is
 // copied here, once per Change.
 func (t *Type) clone(own *owner) *Type {
-	c := &Type{ID: t.ID, Name: t.Name, TimeSet: t.TimeSet, TimeUnit: t.TimeUnit, TimeZone: t.TimeZone,
+	c := &Type{ID: t.ID, Name: t.Name, TimeSet: t.TimeSet, TimeUnit: t.TimeUnit, TimeZone: t.TimeZone, TTL: t.TTL,
 		owner: own, byName: t.byName, indexes: slices.Clone(t.indexes)}
 	c.sorted.Store(t.sorted.Load()) // the same properties until c is edited
 	return c

@@ -99,6 +99,8 @@ func (ch *Change) Apply(op Op) error {
 		changed, err = ch.dropIndex(op)
 	case SetTime:
 		changed, err = ch.setTime(op)
+	case SetTTL:
+		changed, err = ch.setTTL(op)
 	default:
 		err = fmt.Errorf("unknown operation kind %d: %w", op.Kind, errs.ErrInvalidArgument)
 	}
@@ -135,6 +137,8 @@ func normalize(op Op) Op {
 		n.Index, n.IfExists = op.Index, op.IfExists
 	case SetTime:
 		n.TimeUnit, n.TimeZone = op.TimeUnit, op.TimeZone
+	case SetTTL:
+		n.TTL = op.TTL
 	}
 	return n
 }
@@ -184,6 +188,8 @@ func (op *Op) what() string {
 		return "drop index " + quote(op.Index) + " on " + quote(op.Type)
 	case SetTime:
 		return "set time of " + quote(op.Type)
+	case SetTTL:
+		return "set TTL of " + quote(op.Type)
 	}
 	return fmt.Sprintf("operation %d", op.Kind)
 }
@@ -389,6 +395,24 @@ func ValidTimeUnit(u string) bool {
 	return false
 }
 
+func (ch *Change) setTTL(op Op) (bool, error) {
+	t, err := ch.liveType(&op)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case op.TTL < 0:
+		return false, opErrorf(&op, errs.ErrInvalidArgument, "TTL %d is negative", op.TTL)
+	case op.TTL > 0 && t.TimeSet && t.TimeUnit == "":
+		return false, opErrorf(&op, errs.ErrInvalidArgument,
+			"its times are plain integers, whose unit is unknown: a TTL needs timestamp times")
+	case t.TTL == op.TTL:
+		return false, nil
+	}
+	ch.mutableType(t).TTL = op.TTL
+	return true, nil
+}
+
 func (ch *Change) setTime(op Op) (bool, error) {
 	t, err := ch.liveType(&op)
 	if err != nil {
@@ -404,6 +428,10 @@ func (ch *Change) setTime(op Op) (bool, error) {
 		if reason := nameProblem(op.TimeZone); reason != "" {
 			return false, opErrorf(&op, errs.ErrInvalidArgument, "time zone %s: %s", quote(op.TimeZone), reason)
 		}
+	}
+	if t.TTL > 0 && op.TimeUnit == "" {
+		return false, opErrorf(&op, errs.ErrInvalidArgument,
+			"the type has a TTL, which needs timestamp times, not plain integers")
 	}
 	if t.TimeSet {
 		if t.TimeUnit == op.TimeUnit && t.TimeZone == op.TimeZone {

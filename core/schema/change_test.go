@@ -151,7 +151,7 @@ func TestApply(t *testing.T) {
 		{name: "set time missing type", op: Op{Kind: SetTime, Type: "Z", TimeUnit: "s"}, kind: errs.ErrNotFound, msg: []string{`"Z"`}},
 		// Unknown kind
 		{name: "unknown kind", op: Op{Kind: 0, Type: "A"}, kind: errs.ErrInvalidArgument, msg: []string{"unknown operation kind 0"}},
-		{name: "unknown kind high", op: Op{Kind: SetTime + 1, Type: "A"}, kind: errs.ErrInvalidArgument},
+		{name: "unknown kind high", op: Op{Kind: SetTTL + 1, Type: "A"}, kind: errs.ErrInvalidArgument},
 	}
 	base := build(t, Empty(), baseScript)
 	require.Equal(t, uint64(1), base.Version())

@@ -23,6 +23,7 @@ import (
 //	CreateIndex                    Type Index uvarint(n) Properties[n]
 //	DropIndex                      Type Index
 //	SetTime                        Type TimeUnit TimeZone
+//	SetTTL                         Type varint(TTL)
 //
 // Only the fields that apply to a kind are written. Decoding checks the
 // framing (kinds, flags, lengths, property types), not the names: applying
@@ -76,6 +77,8 @@ func AppendOps(dst []byte, ops []Op) []byte {
 		case SetTime:
 			dst = appendString(dst, op.TimeUnit)
 			dst = appendString(dst, op.TimeZone)
+		case SetTTL:
+			dst = binary.AppendVarint(dst, op.TTL)
 		}
 	}
 	return dst
@@ -113,6 +116,19 @@ func (d *decoder) uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(d.buf[d.off:])
+	if n <= 0 {
+		d.fail("bad varint")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.buf[d.off:])
 	if n <= 0 {
 		d.fail("bad varint")
 		return 0
@@ -202,6 +218,8 @@ func (d *decoder) ops() []Op {
 		case SetTime:
 			op.TimeUnit = d.string()
 			op.TimeZone = d.string()
+		case SetTTL:
+			op.TTL = d.varint()
 		default:
 			d.fail("unknown operation kind %d", op.Kind)
 		}
@@ -214,10 +232,11 @@ func (d *decoder) ops() []Op {
 
 // Encoding of a catalog snapshot (checkpoints):
 //
-//	snapshot = magic:"ACAT" format:byte(1) uvarint(version)
+//	snapshot = magic:"ACAT" format:byte(1 or 2) uvarint(version)
 //	           uvarint(lastType) uvarint(lastProp) uvarint(lastIndex)
 //	           uvarint(ntypes) type*            (types in id order)
 //	type     = uvarint(id) string(name) timeSet:byte string(unit) string(zone)
+//	           format 2 only: varint(ttl)
 //	           uvarint(nprops) (uvarint(id) string(name) ptype:byte)*
 //	           uvarint(nindexes) (uvarint(id) string(name) unique:byte
 //	                              uvarint(nkeys) uvarint(propertyID)*)*
@@ -226,16 +245,26 @@ func (d *decoder) ops() []Op {
 // and unique names, ids in order and within the counters, indexes over live
 // properties), so a damaged snapshot is refused rather than half-trusted.
 
+// Format 2 adds the types' TTLs; a catalog without one is written as
+// format 1, as before TTLs existed.
 const (
-	catalogMagic  = "ACAT"
-	catalogFormat = 1
+	catalogMagic     = "ACAT"
+	catalogFormat    = 1
+	catalogFormatTTL = 2
 )
 
 // AppendCatalog appends a snapshot of c to dst: every type, property and
 // index with its id, the id counters, the version and the time settings.
 func AppendCatalog(dst []byte, c *Catalog) []byte {
+	format := byte(catalogFormat)
+	c.byID.each(func(_ TypeID, t *Type) bool {
+		if t.TTL != 0 {
+			format = catalogFormatTTL
+		}
+		return format == catalogFormat
+	})
 	dst = append(dst, catalogMagic...)
-	dst = append(dst, catalogFormat)
+	dst = append(dst, format)
 	dst = binary.AppendUvarint(dst, c.version)
 	dst = binary.AppendUvarint(dst, uint64(c.lastType))
 	dst = binary.AppendUvarint(dst, uint64(c.lastProp))
@@ -253,6 +282,9 @@ func AppendCatalog(dst []byte, c *Catalog) []byte {
 		dst = append(dst, boolByte(t.TimeSet))
 		dst = appendString(dst, t.TimeUnit)
 		dst = appendString(dst, t.TimeZone)
+		if format == catalogFormatTTL {
+			dst = binary.AppendVarint(dst, t.TTL)
+		}
 		props := t.Properties()
 		dst = binary.AppendUvarint(dst, uint64(len(props)))
 		for _, p := range props {
@@ -324,8 +356,9 @@ func (d *decoder) catalog() (*Catalog, error) {
 		return nil, d.err
 	}
 	d.off = len(catalogMagic)
-	if f := d.byte(); f != catalogFormat {
-		d.fail("unknown snapshot format %d", f)
+	format := d.byte()
+	if format != catalogFormat && format != catalogFormatTTL {
+		d.fail("unknown snapshot format %d", format)
 		return nil, d.err
 	}
 	c := &Catalog{version: d.uvarint()}
@@ -339,8 +372,14 @@ func (d *decoder) catalog() (*Catalog, error) {
 		t := &Type{ID: TypeID(d.id()), Name: d.name("type"), owner: own}
 		t.TimeSet = d.bool()
 		t.TimeUnit, t.TimeZone = d.string(), d.string()
+		if format == catalogFormatTTL {
+			t.TTL = d.varint()
+		}
 		if d.err != nil {
 			return nil, d.err
+		}
+		if t.TTL < 0 || t.TTL > 0 && t.TimeSet && t.TimeUnit == "" {
+			d.fail("type %s: bad TTL %d", quote(t.Name), t.TTL)
 		}
 		switch {
 		case t.ID <= prevType || t.ID > c.lastType:

@@ -173,7 +173,7 @@ func TestDecodeCatalogRejects(t *testing.T) {
 		msg  string
 	}{
 		{"bad magic", append([]byte("XCAT"), good[4:]...), "not a catalog snapshot"},
-		{"bad format", append([]byte("ACAT\x02"), good[5:]...), "unknown snapshot format 2"},
+		{"bad format", append([]byte("ACAT\x03"), good[5:]...), "unknown snapshot format 3"},
 		{"trailing byte", append(bytes.Clone(good), 0), "1 bytes after the snapshot"},
 		{"invalid name", replace(good, "Größe 温度", "Größe \x01\x01\x01\x01\x01\x01"), "control character"},
 		{"bad property type", replace(good, "\x02k2\x07", "\x02k2\x0b"), "bad type 11"},

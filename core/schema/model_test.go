@@ -261,7 +261,7 @@ func randomOp(rng *rand.Rand) Op {
 		IfNotExists: rng.IntN(3) == 0,
 	}
 	if rng.IntN(100) == 0 {
-		op.Kind = SetTime + 1
+		op.Kind = SetTTL + 1
 	}
 	switch op.Kind {
 	case CreateType, DropType:

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -25,6 +26,8 @@ import (
 //	DROP PROPERTY type.name [IF EXISTS]
 //	CREATE INDEX [name] [IF NOT EXISTS] ON type (prop [, prop]...) UNIQUE|NOTUNIQUE
 //	DROP INDEX name [IF EXISTS]
+//	ALTER TYPE name SET TTL duration|NONE    duration: digits and a unit of
+//	                                         ms, s, m, h, d or w (30d, 90m)
 //
 // Error positions are 1-based lines and columns; columns count characters
 // (runes), a tab counting as one.
@@ -36,6 +39,7 @@ const (
 	tokWord             // bare identifier or keyword
 	tokQuoted           // backtick-quoted identifier, text unescaped
 	tokPunct            // one of ; . ( ) ,
+	tokNumber           // digits, then perhaps letters: a duration (30d)
 )
 
 type token struct {
@@ -121,6 +125,13 @@ func (l *lexer) next() (token, error) {
 			l.col++
 		}
 		tok.kind, tok.text = tokWord, l.src[start:l.pos]
+	case c >= '0' && c <= '9':
+		start := l.pos
+		for l.pos < len(l.src) && (isIdentChar(l.src[l.pos])) {
+			l.pos++
+			l.col++
+		}
+		tok.kind, tok.text = tokNumber, l.src[start:l.pos]
 	case c == '`':
 		l.advance()
 		var b strings.Builder
@@ -263,8 +274,10 @@ func ParseScript(src string) ([]Op, error) {
 			op, err = p.create()
 		case t.is("DROP"):
 			op, err = p.drop()
+		case t.is("ALTER"):
+			op, err = p.alter()
 		default:
-			return nil, posError(t.line, t.col, "expected CREATE or DROP, got %s", t)
+			return nil, posError(t.line, t.col, "expected CREATE, DROP or ALTER, got %s", t)
 		}
 		if err != nil {
 			return nil, err
@@ -395,6 +408,64 @@ func (p *parser) createIndex() (Op, error) {
 		return op, posError(t.line, t.col, "expected UNIQUE or NOTUNIQUE, got %s", t)
 	}
 	return op, nil
+}
+
+// alter reads ALTER TYPE name SET TTL duration|NONE.
+func (p *parser) alter() (Op, error) {
+	op := Op{Kind: SetTTL}
+	err := p.expect("TYPE", "TYPE after ALTER")
+	if err == nil {
+		op.Type, err = p.name("type")
+	}
+	if err == nil {
+		err = p.expect("SET", "SET")
+	}
+	if err == nil {
+		err = p.expect("TTL", "TTL")
+	}
+	if err != nil {
+		return op, err
+	}
+	t, err := p.next()
+	if err != nil {
+		return op, err
+	}
+	if t.is("NONE") {
+		return op, nil
+	}
+	if t.kind != tokNumber {
+		return op, posError(t.line, t.col, "expected a duration (30d, 12h, 90m, 45s, 500ms, 2w) or NONE, got %s", t)
+	}
+	ttl, ok := ParseDuration(t.text)
+	if !ok {
+		return op, posError(t.line, t.col, "bad duration %q: digits and one of ms, s, m, h, d, w (30d)", t.text)
+	}
+	op.TTL = ttl
+	return op, nil
+}
+
+// durationUnits are the units of ParseDuration, in nanoseconds.
+var durationUnits = map[string]int64{"ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9, "d": 86400e9, "w": 7 * 86400e9}
+
+// ParseDuration parses digits and a unit (ms, s, m, h, d or w) into
+// nanoseconds; ok is false for anything else, zero, or an overflow.
+func ParseDuration(s string) (int64, bool) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	unit, ok := durationUnits[strings.ToLower(s[i:])]
+	if i == 0 || i > 15 || !ok {
+		return 0, false
+	}
+	var n int64
+	for _, c := range s[:i] {
+		n = n*10 + int64(c-'0')
+	}
+	if n == 0 || n > math.MaxInt64/unit {
+		return 0, false
+	}
+	return n * unit, true
 }
 
 func (p *parser) drop() (Op, error) {

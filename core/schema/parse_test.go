@@ -76,7 +76,7 @@ func TestParseScriptRejects(t *testing.T) {
 		line, col int
 		msg       string
 	}{
-		{"unknown statement", "SELECT 1", 1, 1, `expected CREATE or DROP, got "SELECT"`},
+		{"unknown statement", "SELECT 1", 1, 1, `expected CREATE, DROP or ALTER, got "SELECT"`},
 		{"create what", "CREATE TABLE A", 1, 8, `expected TYPE, DOCUMENT, VERTEX, EDGE, PROPERTY or INDEX after CREATE, got "TABLE"`},
 		{"document without type", "CREATE DOCUMENT A", 1, 17, `expected TYPE, got "A"`},
 		{"missing type name", "CREATE TYPE", 1, 12, "expected type name, got end of script"},

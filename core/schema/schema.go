@@ -74,6 +74,7 @@ const (
 	CreateIndex
 	DropIndex
 	SetTime // fixes how a type's time column is typed in Arrow (Op.TimeUnit, Op.TimeZone)
+	SetTTL  // sets a type's time to live (Op.TTL, nanoseconds; 0: none)
 )
 
 // Op is one DDL statement. Fields that do not apply to Kind are zero.
@@ -89,4 +90,5 @@ type Op struct {
 	IfNotExists  bool         // Create*: no error when present
 	TimeUnit     string       // SetTime: "" (plain int64), "s", "ms", "us" or "ns"
 	TimeZone     string       // SetTime: Arrow timestamp time zone, "" for none
+	TTL          int64        // SetTTL: nanoseconds, 0 for none
 }

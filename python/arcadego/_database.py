@@ -134,6 +134,25 @@ class _Schema:
         """DROP INDEX name [IF EXISTS]."""
         self.execute(f"DROP INDEX {quote_name(name)}" + (" IF EXISTS" if if_exists else ""))
 
+    def set_ttl(self, type: str, ttl: str | _dt.timedelta | None) -> None:
+        """ALTER TYPE type SET TTL ttl|NONE: rows older than ``ttl`` (a
+        ``timedelta``, or a string such as "30d", "12h", "90m", "45s",
+        "500ms", "2w"; None: no TTL) are skipped by scans from now on and
+        left out by compactions. The type's times must be timestamps.
+        """
+        if ttl is None:
+            text = "NONE"
+        elif isinstance(ttl, _dt.timedelta):
+            ms = ttl // _dt.timedelta(milliseconds=1)
+            if ms <= 0 or ttl % _dt.timedelta(milliseconds=1):
+                raise InvalidArgumentError(f"ttl must be a positive whole number of milliseconds, got {ttl!r}")
+            text = f"{ms}ms"
+        elif isinstance(ttl, str) and ttl.isalnum():
+            text = ttl
+        else:
+            raise InvalidArgumentError(f"ttl must be a timedelta, a string such as '30d', or None, got {ttl!r}")
+        self.execute(f"ALTER TYPE {quote_name(type)} SET TTL {text}")
+
 
 class _Input:
     """One input batch made ready for the library: either (schema, array)
