@@ -118,6 +118,12 @@ func crashChild(dir string) {
 		}
 		fmt.Fprintf(out, "ack %d\n", n)
 		out.Flush()
+		if n%25 == 24 { // kills land in compactions too
+			if err := db.Compact(""); err != nil {
+				fmt.Println("compact error:", err)
+				os.Exit(2)
+			}
+		}
 	}
 }
 

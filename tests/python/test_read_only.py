@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,58 @@ def test_compact_from_python(tmp_path: Path) -> None:
         with arcadego.connect(tmp_path / "db", read_only=True) as reader:
             with pytest.raises(arcadego.InvalidArgumentError, match="read-only"):
                 reader.compact()
+
+
+LIFECYCLE_WRITER = textwrap.dedent("""
+    import sys
+    import arcadego
+    db = arcadego.connect(sys.argv[1], sync="normal", memtable_budget=64 << 10)
+    db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64")
+    print("ready", flush=True)
+    for n in range(300):
+        db.insert("A", {"time": [n * 10 + i for i in range(10)], "k": [n * 10 + i for i in range(10)]},
+                  device=f"d{n % 4}")
+        if n % 50 == 49:
+            db.delete("A", device="d0", end=(n - 40) * 10)  # the oldest rows of d0 go
+        if n % 30 == 29:
+            db.flush()
+        if n % 70 == 69:
+            db.compact()
+    print("done", flush=True)
+    sys.stdin.readline()
+    db.close()
+""")
+
+
+def test_reader_beside_an_ingest_that_flushes_compacts_and_deletes(tmp_path: Path) -> None:
+    """A reader opens read-only and scans again and again while another
+    process ingests, deletes, flushes and compacts: no error, every row it
+    sees was written as committed (k == time), and the rows of the devices
+    nothing deletes from never go down."""
+    path = tmp_path / "db"
+    writer = subprocess.Popen([sys.executable, "-c", LIFECYCLE_WRITER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert writer.stdout is not None and writer.stdin is not None
+    try:
+        assert writer.stdout.readline().strip() == "ready"
+        finished = threading.Event()
+        out = writer.stdout
+        threading.Thread(target=lambda: out.readline() == "done\n" and finished.set(), daemon=True).start()
+        last = {"d1": 0, "d2": 0, "d3": 0}
+        scans, done = 0, False
+        while not done:
+            done = finished.is_set()  # checked before the scan: one more scan after the last write
+            with arcadego.connect(path, read_only=True) as db:
+                got = db.scan("A").to_pydict()
+            scans += 1
+            assert got["k"] == got["time"]
+            for dev in last:
+                n = got["device"].count(dev)
+                assert n >= last[dev], f"{dev}: {n} rows after {last[dev]}"
+                last[dev] = n
+        assert last == {"d1": 750, "d2": 750, "d3": 750}
+        assert scans >= 2
+    finally:
+        writer.stdin.write("\n")
+        writer.stdin.close()
+        assert writer.wait() == 0
