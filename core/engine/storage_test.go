@@ -109,7 +109,8 @@ func randomTablet(rng *rand.Rand, ty *modelType) (*tablet.Tablet, []int64, map[s
 }
 
 // TestStorageMatchesModel runs random interleavings of inserts, DDL,
-// deletes, flushes, checkpoints, compactions and reopens against a model, comparing every type
+// deletes, flushes, checkpoints, compactions, clones and reopens against a
+// model, comparing every type
 // after every step. A small memtable budget adds background flushes at
 // moments the test does not choose.
 func TestStorageMatchesModel(t *testing.T) {
@@ -214,6 +215,16 @@ func TestStorageMatchesModel(t *testing.T) {
 							delete(m.types[name].rows, dev)
 						}
 					}
+				case op == 10: // a clone holds exactly what the database does
+					what = "clone"
+					dest := filepath.Join(t.TempDir(), fmt.Sprint("clone", step))
+					require.NoError(t, db.Clone(dest), what)
+					c, err := Open(dest, Options{})
+					require.NoError(t, err, what)
+					for name := range m.types {
+						require.Equal(t, m.expect(name), rowsOf(t, c, name), "seed %d step %d: clone, type %s", seed, step, name)
+					}
+					require.NoError(t, c.Close())
 				case op == 8:
 					what = "compact"
 					typ := ""

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -94,4 +96,84 @@ func TestTTLCutoff(t *testing.T) {
 	require.NoError(t, db.Exec("ALTER TYPE S SET TTL NONE"))
 	ty, _ = db.Catalog().Type("S")
 	assert.Equal(t, int64(math.MinInt64), ttlCutoff(ty, now))
+}
+
+// TestTTLMatchesModel: random inserts (some expired, some not), deletes,
+// flushes, compactions and reopens of a type with a TTL, against a model
+// that keeps the rows younger than the TTL. No row lies within half an
+// hour of the cutoff, so the clock's advance during the test changes
+// nothing.
+func TestTTLMatchesModel(t *testing.T) {
+	hour := int64(time.Hour / time.Millisecond)
+	for seed := range 6 {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 5))
+			opts := Options{Sync: wal.SyncOff, AutoCreate: true, MemtableBudget: 8 << 10}
+			db, dir := openDisk(t, opts)
+			ttl := []int64{2, 5, 24}[seed%3]
+			require.NoError(t, db.Exec(fmt.Sprintf("CREATE DOCUMENT TYPE S; CREATE PROPERTY S.k INT64; ALTER TYPE S SET TTL %dh", ttl)))
+			now := time.Now().UnixMilli()
+			model := map[string]map[int64]int64{} // device → time → k
+			check := func(what string) {
+				want := map[string]map[int64]map[string]any{}
+				for d, rows := range model {
+					for tm, k := range rows {
+						if tm < now-ttl*hour {
+							continue
+						}
+						if want[d] == nil {
+							want[d] = map[int64]map[string]any{}
+						}
+						want[d][tm] = map[string]any{"k": k}
+					}
+				}
+				require.Equal(t, want, rowsOf(t, db, "S"), "seed %d: %s", seed, what)
+			}
+			for step := range 150 {
+				var what string
+				switch op := rng.IntN(12); {
+				case op == 1:
+					what = "flush"
+					require.NoError(t, db.Flush(), what)
+				case op == 2:
+					what = "compact"
+					require.NoError(t, db.Compact("S"), what)
+				case op == 3:
+					what = "reopen"
+					require.NoError(t, db.Close())
+					var err error
+					db, err = Open(dir, opts)
+					require.NoError(t, err)
+				case op == 4:
+					d := fmt.Sprint("d", rng.IntN(3))
+					lo := now - int64(rng.IntN(30))*hour
+					hi := lo + int64(1+rng.IntN(5))*hour
+					what = fmt.Sprintf("delete %s [%d, %d)", d, lo, hi)
+					require.NoError(t, db.Delete(DeleteRequest{Type: "S", Devices: []string{d}, Start: &lo, End: &hi}), what)
+					for tm := range model[d] {
+						if tm >= lo && tm < hi {
+							delete(model[d], tm)
+						}
+					}
+				default:
+					d := fmt.Sprint("d", rng.IntN(3))
+					n := 1 + rng.IntN(20)
+					times := make([]int64, 0, n)
+					for range n {
+						// Whole hours back plus 30 minutes: never near a cutoff.
+						times = append(times, now-int64(rng.IntN(30))*hour-hour/2)
+					}
+					what = fmt.Sprintf("insert %d rows into %s", n, d)
+					require.NoError(t, db.Insert("S", d, msTablet(times...)), what)
+					if model[d] == nil {
+						model[d] = map[int64]int64{}
+					}
+					for _, tm := range times {
+						model[d][tm] = tm
+					}
+				}
+				check(fmt.Sprintf("step %d (%s)", step, what))
+			}
+		})
+	}
 }
