@@ -576,6 +576,26 @@ class Database(_Schema):
         status = _lib.lib.arcadego_close(handle, ctypes.byref(err))
         _lib.check(status, err)
 
+    def refresh(self) -> None:
+        """Read-only handles: see what the writer has committed since this
+        handle opened (or last refreshed); results read later see it too.
+        A writer sees its own commits at once and has nothing to refresh.
+
+        Example::
+
+            with arcadego.connect("data", read_only=True) as db:
+                while True:
+                    db.refresh()
+                    show(db.scan("Sensor", start=t0).to_pandas())
+        """
+        self._require_open()
+        if not self.read_only:
+            raise InvalidArgumentError("refresh() is for read-only handles: a writer sees its own commits at once")
+        fresh = connect(self.path, time_column=self.time_column, read_only=True)
+        old, self._handle, fresh._handle = self._handle, fresh._handle, None
+        err = ctypes.c_void_p()
+        _lib.check(_lib.lib.arcadego_close(old, ctypes.byref(err)), err)
+
     def __enter__(self) -> Database:
         return self
 

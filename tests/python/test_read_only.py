@@ -188,3 +188,16 @@ def test_reader_beside_an_ingest_that_flushes_compacts_and_deletes(tmp_path: Pat
         writer.stdin.write("\n")
         writer.stdin.close()
         assert writer.wait() == 0
+
+
+def test_refresh_sees_later_commits(tmp_path: Path) -> None:
+    with arcadego.connect(tmp_path / "db") as db:
+        db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64")
+        db.insert("A", {"time": [1], "k": [1]}, device="d")
+        with arcadego.connect(tmp_path / "db", read_only=True) as reader:
+            db.insert("A", {"time": [2], "k": [2]}, device="d")
+            assert reader.scan("A").to_pydict()["k"] == [1]
+            reader.refresh()
+            assert reader.scan("A").to_pydict()["k"] == [1, 2]
+        with pytest.raises(arcadego.InvalidArgumentError, match="read-only"):
+            db.refresh()
