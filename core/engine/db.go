@@ -89,13 +89,6 @@ type DB struct {
 	// order: publishMu, deltaMu, stateMu.
 	deltaMu sync.Mutex
 
-	// replayTxns caches the txn versions of tables Open has not opened yet
-	// (see tableTxn); used by replay only.
-	replayTxns map[schema.TypeID]struct {
-		v  int64
-		ok bool
-	}
-
 	// catalog is the published catalog: every commit it includes is durable
 	// and in the memtable. Readers load it without locking.
 	catalog atomic.Pointer[schema.Catalog]
@@ -360,7 +353,7 @@ func (db *DB) recover() error {
 			return fmt.Errorf("%s does not apply: %w", where(), err)
 		}
 		db.pending = cat
-		if err := db.applyInOrder(writes, dels, db.replayOlder(lsn)); err != nil {
+		if err := db.applyInOrder(writes, dels, int64(lsn)); err != nil {
 			return fmt.Errorf("%s: %w", where(), err)
 		}
 		for _, a := range rec.attached {
@@ -662,7 +655,7 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		}
 		p.published = true
 	}
-	if err := db.applyInOrder(writes, dels, func(schema.TypeID) bool { return true }); err != nil {
+	if err := db.applyInOrder(writes, dels, math.MaxInt64); err != nil {
 		db.fail(err)
 		return fmt.Errorf("commit: %w", err)
 	}

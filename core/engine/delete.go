@@ -10,9 +10,7 @@ import (
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
-	"github.com/arcadego/arcadego/core/segment"
 	"github.com/arcadego/arcadego/core/tablet"
-	"github.com/arcadego/arcadego/core/wal"
 )
 
 // Deletes.
@@ -31,13 +29,18 @@ import (
 // the checkpoint that drops the delete's log record, no file holds a
 // deleted row, and nothing about deletes needs storing but the log.
 //
-// Replay after a crash between that flush and its checkpoint must not
-// apply the ranges to files again: a file written after the delete (a
-// direct write) would lose rows. Every Delta commit records the log
-// position it covers (its txn version); a table whose position is past
-// the delete's record has had it applied, and only the replayed memtable
-// takes the delete. For the same reason, a type with deletes not yet
-// flushed takes no direct write: its rows go through the memtable.
+// Replay after a crash between that flush and its checkpoint must apply
+// the ranges to the files older than the delete and to no other: not to
+// the flush's own files (their rows passed the delete already), nor to a
+// direct write's made after it, whose rows it must not touch, but to the
+// files a flush during replay writes from records before it. So every
+// file knows the log position its rows are current as of (its Delta add's
+// "arcadego.position" tag: the flushed memtable's end, the direct write's
+// record, the greatest of a compaction's inputs), and a delete replayed
+// from the record at L applies to the files of position <= L; a delete
+// committed live applies to every file. For the same reason, a type with
+// deletes not yet flushed takes no direct write: its rows go through the
+// memtable.
 
 // DeleteRequest selects the rows a delete removes.
 type DeleteRequest struct {
@@ -134,24 +137,23 @@ func resolveDeletes(cat *schema.Catalog, dels []txDelete, replay bool) ([]resolv
 	return out, nil
 }
 
-// applyDelete applies a delete to the live memtable; older says whether
-// its ranges still apply to the flushed files (see the package comment
-// above: false in replay when a table has them applied).
-func (db *DB) applyDelete(d resolvedDelete, older func(schema.TypeID) bool) {
+// applyDelete applies a delete to the live memtable; its ranges apply to
+// the files of position up to pos (math.MaxInt64 live: every file).
+func (db *DB) applyDelete(d resolvedDelete, pos int64) {
 	mem := db.view.Load().mem
-	o := older(d.typ)
 	for _, r := range d.ranges {
-		mem.Delete(d.typ, r, o)
+		r.Pos = pos
+		mem.Delete(d.typ, r, true)
 	}
 }
 
 // applyInOrder applies writes and deletes to the live memtable in the
 // order of their transaction: a delete after the entries before it.
-func (db *DB) applyInOrder(writes []write, dels []resolvedDelete, older func(schema.TypeID) bool) error {
+func (db *DB) applyInOrder(writes []write, dels []resolvedDelete, pos int64) error {
 	j := 0
 	for i := range writes {
 		for j < len(dels) && dels[j].at <= writes[i].entry {
-			db.applyDelete(dels[j], older)
+			db.applyDelete(dels[j], pos)
 			j++
 		}
 		if err := db.apply(writes[i : i+1]); err != nil {
@@ -159,46 +161,26 @@ func (db *DB) applyInOrder(writes []write, dels []resolvedDelete, older func(sch
 		}
 	}
 	for ; j < len(dels); j++ {
-		db.applyDelete(dels[j], older)
+		db.applyDelete(dels[j], pos)
 	}
 	return nil
 }
 
-// replayOlder returns, for a delete replayed from the log record at lsn,
-// whether its ranges still apply to a type's files: no Delta commit of the
-// table covers a position past the record.
-func (db *DB) replayOlder(lsn wal.LSN) func(schema.TypeID) bool {
-	return func(typ schema.TypeID) bool {
-		v, ok := db.tableTxn(typ)
-		return !ok || v <= int64(lsn)
+// forFile returns the ranges that apply to file f: those of a position at
+// or after f's.
+func forFile(ranges []memtable.DeleteRange, f *dataFile) []memtable.DeleteRange {
+	for i, r := range ranges {
+		if r.Pos < f.pos { // rare: copy the ones that apply
+			out := slices.Clone(ranges[:i])
+			for _, r := range ranges[i+1:] {
+				if r.Pos >= f.pos {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
 	}
-}
-
-// tableTxn returns the txn version of type typ's table: from the view, or
-// read from its Delta log (once per replay) when Open has not opened the
-// tables yet. ok is false when there is no table or no version.
-func (db *DB) tableTxn(typ schema.TypeID) (int64, bool) {
-	if tb := db.view.Load().tables[typ]; tb != nil {
-		return tb.delta.TxnVersion(txnApp)
-	}
-	if t, seen := db.replayTxns[typ]; seen {
-		return t.v, t.ok
-	}
-	var t struct {
-		v  int64
-		ok bool
-	}
-	if dt, err := segment.OpenTable(db.tableDir(typ), -1); err == nil { // a table that fails here fails its open later
-		t.v, t.ok = dt.TxnVersion(txnApp)
-	}
-	if db.replayTxns == nil {
-		db.replayTxns = map[schema.TypeID]struct {
-			v  int64
-			ok bool
-		}{}
-	}
-	db.replayTxns[typ] = t
-	return t.v, t.ok
+	return ranges
 }
 
 // rangesFor returns the delete ranges of typ that apply to a source older
@@ -213,7 +195,7 @@ func rangesFor(mems []*memtable.Memtable, typ schema.TypeID, from int) []memtabl
 
 // holdsDeleted reports whether file f may hold rows that dels cover.
 func holdsDeleted(f *dataFile, dels []memtable.DeleteRange) bool {
-	for _, r := range dels {
+	for _, r := range forFile(dels, f) {
 		if r.All && f.overlapsTime(r.Start, r.End) || !r.All && f.has(r.Device, r.Start, r.End-1) {
 			return true
 		}
@@ -325,7 +307,7 @@ func expiredRange(cutoff int64) []memtable.DeleteRange {
 	if cutoff == math.MinInt64 {
 		return nil
 	}
-	return []memtable.DeleteRange{{All: true, Start: math.MinInt64, End: cutoff}}
+	return []memtable.DeleteRange{{All: true, Start: math.MinInt64, End: cutoff, Pos: math.MaxInt64}}
 }
 
 // Commit record encoding of deletes (version 3): after the attachments,

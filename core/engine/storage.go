@@ -62,6 +62,10 @@ type dataFile struct {
 	*segment.File
 	name string
 	size int64
+	// pos is the log position its rows are current as of: a delete
+	// whose record starts at or after it applies to it (see delete.go).
+	// 0 for files from before positions were recorded.
+	pos  int64
 	refs atomic.Int32
 }
 
@@ -119,7 +123,7 @@ func (db *DB) openTable(id schema.TypeID) (*table, error) {
 		if err != nil {
 			return err
 		}
-		t.files[i] = &dataFile{File: f, name: a.Path, size: a.Size}
+		t.files[i] = &dataFile{File: f, name: a.Path, size: a.Size, pos: a.Position}
 		t.files[i].refs.Store(1)
 		return nil
 	})
@@ -568,7 +572,8 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 			return nil, err
 		}
 		for _, f := range added {
-			commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
+			f.pos = int64(imm.end) // the memtable's rows and the merged files', as of its end
+			commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats, Position: f.pos})
 		}
 	}
 	err = db.injected("commit")
@@ -739,7 +744,7 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 		var srcs []runSource
 		for i, f := range olds {
 			if f.has(pc.device, pc.start, pc.end-1) {
-				srcs = append(srcs, filterDeleted(scanners[i].Read(pc.device, pc.start, pc.end, flushBatchRows), pc.device, dels))
+				srcs = append(srcs, filterDeleted(scanners[i].Read(pc.device, pc.start, pc.end, flushBatchRows), pc.device, forFile(dels, f)))
 			}
 		}
 		if s, ok := snaps[pc.device]; ok {

@@ -23,7 +23,13 @@ type AddFile struct {
 	Size             int64
 	ModificationTime int64 // ms since epoch
 	Stats            string
+	// Position is the writer's log position the file's rows are current
+	// as of (0: unknown); kept in the add's tags as "arcadego.position".
+	Position int64
 }
+
+// positionTag is the add tag that holds AddFile.Position.
+const positionTag = "arcadego.position"
 
 // Metadata is a table's metaData action.
 type Metadata struct {
@@ -89,6 +95,7 @@ type (
 		ModificationTime int64             `json:"modificationTime"`
 		DataChange       bool              `json:"dataChange"`
 		Stats            string            `json:"stats,omitempty"`
+		Tags             map[string]string `json:"tags,omitempty"`
 	}
 	removeAction struct {
 		Path                 string            `json:"path"`
@@ -206,7 +213,13 @@ func (t *Table) replay(v int64, data []byte) error {
 			if len(ad.PartitionValues) != 0 {
 				return fmt.Errorf("line %d: add %q has partition values", i+1, ad.Path)
 			}
-			t.files[ad.Path] = AddFile{Path: ad.Path, Size: *ad.Size, ModificationTime: ad.ModificationTime, Stats: ad.Stats}
+			f := AddFile{Path: ad.Path, Size: *ad.Size, ModificationTime: ad.ModificationTime, Stats: ad.Stats}
+			if p, ok := ad.Tags[positionTag]; ok {
+				if f.Position, err = strconv.ParseInt(p, 10, 64); err != nil || f.Position < 0 {
+					return fmt.Errorf("line %d: add %q has a bad %s tag %q", i+1, ad.Path, positionTag, p)
+				}
+			}
+			t.files[ad.Path] = f
 		case a.Remove != nil:
 			if _, ok := t.files[a.Remove.Path]; !ok {
 				return fmt.Errorf("line %d: remove of %q, which is not active", i+1, a.Remove.Path)
@@ -447,9 +460,13 @@ func (t *Table) encode(v int64, c Commit) ([]byte, error) {
 		}
 		added[f.Path] = true
 		size := f.Size
+		var tags map[string]string
+		if f.Position > 0 {
+			tags = map[string]string{positionTag: strconv.FormatInt(f.Position, 10)}
+		}
 		lines = append(lines, action{Add: &addAction{
 			Path: f.Path, PartitionValues: map[string]string{}, Size: &size,
-			ModificationTime: f.ModificationTime, DataChange: true, Stats: f.Stats,
+			ModificationTime: f.ModificationTime, DataChange: true, Stats: f.Stats, Tags: tags,
 		}})
 	}
 	var b bytes.Buffer
