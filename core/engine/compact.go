@@ -49,7 +49,14 @@ func (db *DB) Compact(typ string) error {
 	if err := db.readOnly("compact"); err != nil {
 		return err
 	}
-	cat := db.catalog.Load()
+	db.ttlMu.RLock()
+	defer db.ttlMu.RUnlock()
+	db.deltaMu.Lock()
+	defer db.deltaMu.Unlock()
+	if db.closed.Load() {
+		return fmt.Errorf("compact: %w", errs.ErrClosed)
+	}
+	cat := db.catalog.Load() // under ttlMu: the TTLs in force until the Delta commit
 	var types []*schema.Type
 	if typ == "" {
 		types = cat.Types()
@@ -60,8 +67,6 @@ func (db *DB) Compact(typ string) error {
 		}
 		types = []*schema.Type{ty}
 	}
-	db.deltaMu.Lock()
-	defer db.deltaMu.Unlock()
 	for _, ty := range types {
 		if err := db.compactType(ty, compactAll); err != nil {
 			return fmt.Errorf("compact: %w", err)
@@ -73,9 +78,12 @@ func (db *DB) Compact(typ string) error {
 // compactSmall runs the background compactions after a flush: each type
 // of cat with compactMinFiles small files has them merged. Its failures
 // change nothing and are left for the next flush to retry.
-func (db *DB) compactSmall(cat *schema.Catalog) {
+func (db *DB) compactSmall() {
+	db.ttlMu.RLock()
+	defer db.ttlMu.RUnlock()
 	db.deltaMu.Lock()
 	defer db.deltaMu.Unlock()
+	cat := db.catalog.Load()
 	now := time.Now()
 	for id, tb := range db.view.Load().tables {
 		ty, ok := cat.TypeByID(id)
@@ -108,6 +116,16 @@ const (
 	compactSmallFiles        // the files of fewer than compactFileRows rows
 	compactExpired           // the files expiringFiles returns
 )
+
+// compactionsDone waits until the background compactions the flushes so
+// far asked for have run (for tests: they run after Flush returns).
+func (db *DB) compactionsDone() {
+	db.stateMu.Lock()
+	defer db.stateMu.Unlock()
+	for (db.compactDue || db.compacting) && !db.stopping && db.flusherDone != nil {
+		db.stateCond.Wait()
+	}
+}
 
 // smallFiles returns the files of fewer than compactFileRows rows.
 func smallFiles(files []*dataFile) []*dataFile {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -117,10 +118,12 @@ func columnNames(l segment.Layout) []string {
 func TestCompactInTheBackground(t *testing.T) {
 	db, _ := openDisk(t, Options{Sync: wal.SyncOff, AutoCreate: true})
 	smallFlushes(t, db, 0, compactMinFiles-1)
+	db.compactionsDone()
 	assert.Len(t, parquetFiles(t, db, "T"), compactMinFiles-1)
 	assert.Zero(t, db.Stats().Compactions)
 	want := rowsOf(t, db, "T")
 	smallFlushes(t, db, compactMinFiles-1, 1)
+	db.compactionsDone() // it runs after the flush, in the background
 	for dev, rows := range rowsOf(t, db, "T") {
 		for tm, row := range rows {
 			if want[dev] == nil {
@@ -196,4 +199,73 @@ func TestCompactRefusals(t *testing.T) {
 	mem := openMem(t, Options{AutoCreate: true})
 	require.NoError(t, mem.Insert("T", "d", int64Tablet([]int64{1}, map[string][]int64{"k": {1}})))
 	require.NoError(t, mem.Compact(""), "a database in memory has no files: nothing to do")
+}
+
+// TestCompactAndTTLChange: a TTL lifted while a compaction runs never
+// loses rows after the ALTER returned: the ALTER waits for the
+// compaction, which drops what the TTL in force expired, or comes first.
+func TestCompactAndTTLChange(t *testing.T) {
+	db, _ := openDisk(t, Options{Sync: wal.SyncOff, AutoCreate: true})
+	now := time.Now().UnixMilli()
+	day := int64(24 * time.Hour / time.Millisecond)
+	require.NoError(t, db.Insert("S", "a", msTablet(now-10*day, now-day)))
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Insert("S", "a", msTablet(now-9*day)))
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Exec("ALTER TYPE S SET TTL 7d"))
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	db.fault = func(s string) error {
+		if s == "compact-write" {
+			close(entered)
+			<-release
+		}
+		return nil
+	}
+	compacted := make(chan error)
+	go func() { compacted <- db.Compact("S") }()
+	<-entered
+	seen := make(chan int)
+	go func() {
+		assert.NoError(t, db.Exec("ALTER TYPE S SET TTL NONE"))
+		seen <- len(timesOf(t, db, "S", "a")) // what the ALTER's caller sees
+	}()
+	close(release)
+	require.NoError(t, <-compacted)
+	n := <-seen
+	db.fault = nil
+	assert.Equal(t, n, len(timesOf(t, db, "S", "a")), "rows lost after the ALTER returned")
+}
+
+// TestCloseWaitsForCompact: Close returns only after a compaction in
+// progress has finished with the files it reads.
+func TestCloseWaitsForCompact(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "db"), Options{Sync: wal.SyncOff, AutoCreate: true})
+	require.NoError(t, err)
+	for i := range 3 {
+		require.NoError(t, db.Insert("T", "d", seriesRows(int64(i)*1000, 1000)))
+		require.NoError(t, db.Flush())
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	db.fault = func(s string) error {
+		if s == "compact-commit" {
+			close(entered)
+			<-release
+		}
+		return nil
+	}
+	ty, _ := db.Catalog().Type("T")
+	logDir := filepath.Join(db.tableDir(ty.ID), segment.LogDirName)
+	before, err := os.ReadDir(logDir)
+	require.NoError(t, err)
+	compacted, closed := make(chan error, 1), make(chan error, 1)
+	go func() { compacted <- db.Compact("T") }()
+	<-entered
+	go func() { closed <- db.Close() }()
+	close(release)
+	require.NoError(t, <-closed)
+	after, err := os.ReadDir(logDir)
+	require.NoError(t, err)
+	assert.Len(t, after, len(before)+1, "the compaction's Delta commit was written before Close returned")
+	require.NoError(t, <-compacted)
 }

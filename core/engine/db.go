@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,8 @@ type DB struct {
 	flushRuns   uint64                // flush attempts finished, checkpoint included
 	flushing    bool                  // the flusher is running an attempt
 	stopping    bool
+	compactDue  bool          // a flush succeeded since the last background compaction
+	compacting  bool          // the flusher runs a background compaction
 	flusherDone chan struct{} // closed when the flusher returns; nil in memory
 	counters    flushCounters
 	// fault, when set by a test, runs at each storage step ("write",
@@ -88,6 +91,12 @@ type DB struct {
 	// tables: a whole flush, and each direct write's attachment. Lock
 	// order: publishMu, deltaMu, stateMu.
 	deltaMu sync.Mutex
+
+	// ttlMu keeps a type's TTL from changing while a flush or compaction
+	// leaves out the rows it expired: they hold it shared from reading the
+	// catalog to their Delta commit, and a commit that changes a TTL holds
+	// it exclusively. Lock order: ttlMu before deltaMu.
+	ttlMu sync.RWMutex
 
 	// catalog is the published catalog: every commit it includes is durable
 	// and in the memtable. Readers load it without locking.
@@ -411,6 +420,10 @@ func (db *DB) Close() error {
 			err = db.flushAll()
 		}
 		db.stopFlusher()
+		// A Compact call in progress holds deltaMu; once it is through,
+		// later ones see closed under it and do nothing.
+		db.deltaMu.Lock()
+		db.deltaMu.Unlock()
 		for _, t := range db.view.Load().tables {
 			t.release()
 		}
@@ -557,6 +570,10 @@ func (db *DB) apply(writes []write) error {
 func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entry, longs []longInsert, deletes []txDelete) error {
 	if err := db.waitForRoom(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	if slices.ContainsFunc(ops, func(op schema.Op) bool { return op.Kind == schema.SetTTL }) {
+		db.ttlMu.Lock()
+		defer db.ttlMu.Unlock()
 	}
 	// Large inserts are written to Parquet before the commit mutex, so
 	// that other commits go on meanwhile (see direct.go). Close waits for

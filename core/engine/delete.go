@@ -130,7 +130,7 @@ func resolveDeletes(cat *schema.Catalog, dels []txDelete, replay bool) ([]resolv
 			if replay {
 				kind = errs.ErrCorrupt
 			}
-			return nil, fmt.Errorf("delete from %q: the type was dropped meanwhile: %w", d.typ, kind)
+			return nil, fmt.Errorf("delete from %q: the type no longer exists at commit (dropped since the delete was added): %w", d.typ, kind)
 		}
 		out[i] = resolvedDelete{typ: ty.ID, ranges: d.ranges, at: d.at}
 	}

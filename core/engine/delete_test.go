@@ -164,3 +164,45 @@ func seq64(from, n int64) []int64 {
 	}
 	return out
 }
+
+// TestScanSeesADeleteWholeOrNotAtAll: while deletes of time ranges run,
+// each covering rows in a flushed file and in the memtable, every scan
+// sees each range's rows all or none.
+func TestScanSeesADeleteWholeOrNotAtAll(t *testing.T) {
+	db, _ := openDisk(t, Options{Sync: wal.SyncOff, AutoCreate: true})
+	const ranges, half = 40, 50
+	for k := range ranges { // the first half of each range, flushed
+		require.NoError(t, db.Insert("T", "d", seriesRows(int64(k)*100, half)))
+	}
+	require.NoError(t, db.Flush())
+	for k := range ranges { // the second half, in the memtable
+		require.NoError(t, db.Insert("T", "d", seriesRows(int64(k)*100+half, half)))
+	}
+	done := make(chan error)
+	go func() {
+		for k := range ranges {
+			lo, hi := int64(k)*100, int64(k)*100+100
+			if err := db.Delete(DeleteRequest{Type: "T", Start: &lo, End: &hi}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			finished = true
+		default:
+		}
+		counts := map[int64]int{}
+		for _, tm := range timesOf(t, db, "T", "d") {
+			counts[tm/100]++
+		}
+		for k, n := range counts {
+			require.Equal(t, 2*half, n, "range %d seen in part", k)
+		}
+	}
+	assert.Empty(t, timesOf(t, db, "T", "d"))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -157,10 +158,6 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	}
 	mems = append(mems, v.mem)
 	db.stateMu.Unlock()
-	r.dels = make([][]memtable.DeleteRange, len(mems)+1)
-	for i := range mems {
-		r.dels[i] = rangesFor(mems, ty.ID, i)
-	}
 
 	if r.start >= r.end {
 		return r, nil
@@ -187,20 +184,51 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	for _, d := range names {
-		sd := scanDevice{name: d}
-		for i, m := range mems {
-			if c, ok := m.Lookup(ty.ID, d); ok {
-				sd.snaps = append(sd.snaps, c.Snapshot())
-				sd.mems = append(sd.mems, i)
-			}
-		}
-		if len(sd.snaps) == 0 && !r.inFiles(d) {
+	// The delete ranges and the chunks' tombstones must be of one moment:
+	// a delete applied between reading the ones and snapshotting the
+	// others would show half (the memtable's rows gone, the files' not).
+	// Deletes are rare: read the ranges again after, and start over if one
+	// came in between.
+	for {
+		seqs, busy := deleteSeqs(mems)
+		if busy {
+			runtime.Gosched() // a delete is being applied: a moment
 			continue
 		}
-		r.devices = append(r.devices, sd)
+		r.dels = make([][]memtable.DeleteRange, len(mems)+1)
+		for i := range mems {
+			r.dels[i] = rangesFor(mems, ty.ID, i)
+		}
+		r.devices = r.devices[:0]
+		for _, d := range names {
+			sd := scanDevice{name: d}
+			for i, m := range mems {
+				if c, ok := m.Lookup(ty.ID, d); ok {
+					sd.snaps = append(sd.snaps, c.Snapshot())
+					sd.mems = append(sd.mems, i)
+				}
+			}
+			if len(sd.snaps) == 0 && !r.inFiles(d) {
+				continue
+			}
+			r.devices = append(r.devices, sd)
+		}
+		if after, _ := deleteSeqs(mems); slices.Equal(after, seqs) {
+			return r, nil
+		}
 	}
-	return r, nil
+}
+
+// deleteSeqs returns the memtables' delete sequences, and whether a delete
+// is being applied to one.
+func deleteSeqs(mems []*memtable.Memtable) ([]uint64, bool) {
+	out := make([]uint64, len(mems))
+	busy := false
+	for i, m := range mems {
+		out[i] = m.DeleteSeq()
+		busy = busy || out[i]%2 == 1
+	}
+	return out, busy
 }
 
 // overlapsTime reports whether f may hold a time in [start, end).

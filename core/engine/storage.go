@@ -313,10 +313,8 @@ func (db *DB) flushLoop() {
 			if err == nil {
 				err = db.checkpoint(imm.end, imm.catalog, db.catalog.Load())
 			}
-			if err == nil {
-				db.compactSmall(db.catalog.Load())
-			}
 			db.stateMu.Lock()
+			db.compactDue = db.compactDue || err == nil
 			db.flushing = false
 			db.flushRuns++
 			if err != nil {
@@ -335,6 +333,15 @@ func (db *DB) flushLoop() {
 			}
 		case db.stopping:
 			return
+		case db.compactDue:
+			// Only when no memtable waits for its flush: writers never wait
+			// for a compaction, only a flush might.
+			db.compactDue, db.compacting = false, true
+			db.stateMu.Unlock()
+			db.compactSmall()
+			db.stateMu.Lock()
+			db.compacting = false
+			db.stateCond.Broadcast()
 		default:
 			db.stateCond.Wait()
 		}
@@ -420,9 +427,15 @@ func (db *DB) stopFlusher() {
 // published all the same.
 func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 	// A direct write must not commit to a table between a flush's reading
-	// of its files and the publication of the flushed table.
+	// of its files and the publication of the flushed table; a TTL must
+	// not change while the flush leaves out the rows it expired.
+	db.ttlMu.RLock()
+	defer db.ttlMu.RUnlock()
 	db.deltaMu.Lock()
 	defer db.deltaMu.Unlock()
+	if latest := db.catalog.Load(); latest != nil && latest.Version() > cur.Version() {
+		cur = latest
+	}
 	v := db.view.Load()
 	ids := append(imm.mem.Types(), imm.mem.DeletedTypes()...)
 	for id := range v.tables {

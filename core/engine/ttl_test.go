@@ -80,6 +80,7 @@ func TestTTLExpiredFilesGoAfterAFlush(t *testing.T) {
 	require.NoError(t, db.Exec("ALTER TYPE S SET TTL 7d"))
 	require.NoError(t, db.Insert("S", "b", msTablet(now)))
 	require.NoError(t, db.Flush()) // its background compaction drops the expired file
+	db.compactionsDone()
 	st := db.Stats().Types[0]
 	assert.Equal(t, 1, st.Files)
 	assert.Equal(t, int64(1), st.Rows)

@@ -36,7 +36,15 @@ type Memtable struct {
 	sorted map[schema.TypeID]sortedDevs    // Devices' lists, valid while gen matches
 	dels   map[schema.TypeID][]DeleteRange // for older sources
 	all    map[schema.TypeID][]DeleteRange // every Delete, older or not
+	// delSeq is odd while a Delete is being applied, and counts them:
+	// a reader that saw the same even value before and after reading
+	// ranges and snapshots saw no Delete half applied (DeleteSeq).
+	delSeq atomic.Uint64
 }
+
+// DeleteSeq returns the memtable's delete sequence: odd while a Delete is
+// in progress; it changes with every Delete.
+func (m *Memtable) DeleteSeq() uint64 { return m.delSeq.Load() }
 
 // DeleteRange deletes rows of a type: those of Device, or of every device
 // when All, with Start <= time < End. Pos bounds the older sources it
@@ -63,6 +71,8 @@ func (m *Memtable) Delete(typ schema.TypeID, r DeleteRange, older bool) {
 	if r.Start >= r.End {
 		return
 	}
+	m.delSeq.Add(1)
+	defer m.delSeq.Add(1)
 	m.mu.Lock()
 	if older {
 		m.dels[typ] = append(slices.Clip(m.dels[typ]), r)

@@ -447,14 +447,15 @@ func (p *parser) alter() (Op, error) {
 // durationUnits are the units of ParseDuration, in nanoseconds.
 var durationUnits = map[string]int64{"ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9, "d": 86400e9, "w": 7 * 86400e9}
 
-// ParseDuration parses digits and a unit (ms, s, m, h, d or w) into
-// nanoseconds; ok is false for anything else, zero, or an overflow.
+// ParseDuration parses digits and a unit (ms, s, m, h, d or w, in lower
+// case) into nanoseconds; ok is false for anything else, zero, or an
+// overflow.
 func ParseDuration(s string) (int64, bool) {
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	unit, ok := durationUnits[strings.ToLower(s[i:])]
+	unit, ok := durationUnits[s[i:]] // lower case only: "M" might be meant as months
 	if i == 0 || i > 15 || !ok {
 		return 0, false
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func TestParseAlterTTL(t *testing.T) {
-	ops, err := ParseScript("ALTER TYPE T SET TTL 30d; alter type `x y` set ttl 90M; ALTER TYPE T SET TTL NONE; ALTER TYPE T SET TTL 500ms")
+	ops, err := ParseScript("ALTER TYPE T SET TTL 30d; alter type `x y` set ttl 90m; ALTER TYPE T SET TTL NONE; ALTER TYPE T SET TTL 500ms")
 	require.NoError(t, err)
 	assert.Equal(t, []Op{
 		{Kind: SetTTL, Type: "T", TTL: 30 * 86400e9},
@@ -20,7 +20,7 @@ func TestParseAlterTTL(t *testing.T) {
 	}, ops)
 	for _, bad := range []string{"ALTER TYPE T SET TTL", "ALTER TYPE T SET TTL 30", "ALTER TYPE T SET TTL 0d",
 		"ALTER TYPE T SET TTL 30y", "ALTER TYPE T SET TTL d30", "ALTER TYPE T TTL 3d", "ALTER T SET TTL 3d",
-		"ALTER TYPE T SET TTL 99999999999999999w"} {
+		"ALTER TYPE T SET TTL 99999999999999999w", "ALTER TYPE T SET TTL 6M", "ALTER TYPE T SET TTL 3D"} {
 		_, err := ParseScript(bad)
 		require.ErrorIs(t, err, errs.ErrInvalidArgument, bad)
 	}
