@@ -550,6 +550,11 @@ func (db *DB) replayAttach(a attachment, cat *schema.Catalog, lsn wal.LSN) error
 	if !ok {
 		return fmt.Errorf("attachment to type id %d, which does not exist: %w", a.typ, errs.ErrCorrupt)
 	}
+	if db.opts.ReadOnly && db.view.Load().tables[a.typ] == nil {
+		// The table appeared after the reader listed the tables: opened
+		// now, it could hold commits past the log it read. Start over.
+		return fmt.Errorf("table of type id %d appeared during a read-only open: %w", a.typ, errs.ErrCorrupt)
+	}
 	tb, err := db.tableOf(a.typ)
 	if err != nil {
 		return err
