@@ -200,6 +200,30 @@ def build_dropped(root: Path, spark_f: Any) -> list[Table]:
                       expected(db, "T", device_filters(spark_f, ["d1"])), forbidden={"x": [10, 20, 30]})]
 
 
+def build_lifecycle(root: Path, spark_f: Any) -> list[Table]:
+    """Deletes (a device, a time range), then a flush and a compaction:
+    the table holds the live rows in one file, none of the deleted ones."""
+    with arcadego.connect(root / "lifecycle") as db:
+        db.execute("CREATE DOCUMENT TYPE L; CREATE PROPERTY L.k INT64")
+        for flush in range(3):
+            for dev in ("d1", "d2", "d3"):
+                times = list(range(flush * 100, flush * 100 + 100))
+                db.insert("L", pa.table({"time": pa.array(times, pa.int64()),
+                                         "k": pa.array([t + 1000 * int(dev[1]) for t in times], pa.int64())}),
+                          device=dev)
+            db.flush()
+        db.delete("L", device="d2")
+        db.delete("L", device="d1", start=50, end=250)
+        db.flush()
+        db.compact("L")
+        scan = db.scan("L").to_arrow()
+        assert scan.num_rows == 300 + 100, scan.num_rows
+        gone = [2000 + t for t in range(300)] + [1000 + t for t in range(50, 250)]  # k is unique per device
+        return [Table("deleted rows and a compaction", table_path(db, "L"), scan,
+                      expected(db, "L", device_filters(spark_f, ["d1", "d2"]) + time_filters(spark_f, "int64", 40, 60)),
+                      forbidden={"k": gone})]
+
+
 # ---------------------------------------------------------------------------
 # comparing
 
@@ -313,7 +337,7 @@ def main() -> int:
     print(f"spark {spark.version} session started in {time.monotonic() - t0:.1f} s", flush=True)
 
     tables: list[Table] = []
-    for build in (build_every_type, build_wide, build_dropped):
+    for build in (build_every_type, build_wide, build_dropped, build_lifecycle):
         t = time.monotonic()
         try:
             built = build(root, spark_f)
