@@ -47,6 +47,9 @@ func (db *DB) Clone(dest string) (err error) {
 	// appended meanwhile are past the copied log's end, or whole in it.
 	db.deltaMu.Lock()
 	defer db.deltaMu.Unlock()
+	if db.closed.Load() { // Close waits for deltaMu before releasing the files
+		return errs.ErrClosed
+	}
 	sync := db.syncing()
 	if err := os.MkdirAll(filepath.Join(dest, walDir), 0o755); err != nil {
 		return fmt.Errorf("%v: %w", err, errs.ErrIO)

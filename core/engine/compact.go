@@ -178,10 +178,9 @@ func (db *DB) compactType(ty *schema.Type, mode int) error {
 	for i, c := range layout.Columns {
 		refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
 	}
-	var total, pos int64
+	var total int64
 	for _, f := range olds {
 		total += f.Rows()
-		pos = max(pos, f.pos) // see delete.go: a delete pending for one input is pending for none
 	}
 	version := tb.delta.Version() + 1
 	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, 0), Metadata: deltaMetadata(tb, ty)}
@@ -197,8 +196,7 @@ func (db *DB) compactType(ty *schema.Type, mode int) error {
 		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
 	}
 	for _, f := range added {
-		f.pos = pos
-		commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats, Position: pos})
+		commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
 	}
 	err = db.injected("compact-commit")
 	if err == nil {

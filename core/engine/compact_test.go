@@ -269,3 +269,13 @@ func TestCloseWaitsForCompact(t *testing.T) {
 	assert.Len(t, after, len(before)+1, "the compaction's Delta commit was written before Close returned")
 	require.NoError(t, <-compacted)
 }
+
+// TestFlushAfterClose: a flush that gets past its closed check while the
+// database closes returns ErrClosed instead of waiting for a flusher that
+// is gone.
+func TestFlushAfterClose(t *testing.T) {
+	db, _ := openDisk(t, Options{Sync: wal.SyncOff, AutoCreate: true})
+	require.NoError(t, db.Insert("T", "d", seriesRows(0, 10)))
+	require.NoError(t, db.Close())
+	require.ErrorIs(t, db.flushAll(), errs.ErrClosed)
+}

@@ -72,6 +72,7 @@ type DB struct {
 	flushRuns   uint64                // flush attempts finished, checkpoint included
 	flushing    bool                  // the flusher is running an attempt
 	stopping    bool
+	exited      bool          // the flusher has returned
 	compactDue  bool          // a flush succeeded since the last background compaction
 	compacting  bool          // the flusher runs a background compaction
 	flusherDone chan struct{} // closed when the flusher returns; nil in memory
@@ -91,6 +92,10 @@ type DB struct {
 	// tables: a whole flush, and each direct write's attachment. Lock
 	// order: publishMu, deltaMu, stateMu.
 	deltaMu sync.Mutex
+
+	// marks caches the flushed marks of tables Open has not opened yet
+	// (see flushedPast); used by replay only.
+	marks map[schema.TypeID]int64
 
 	// ttlMu keeps a type's TTL from changing while a flush or compaction
 	// leaves out the rows it expired: they hold it shared from reading the
@@ -362,7 +367,11 @@ func (db *DB) recover() error {
 			return fmt.Errorf("%s does not apply: %w", where(), err)
 		}
 		db.pending = cat
-		if err := db.applyInOrder(writes, dels, int64(lsn)); err != nil {
+		// What a flush already put in a type's table is not applied again:
+		// re-written rows would undo the deletes that flush made physical.
+		writes = slices.DeleteFunc(writes, func(w write) bool { return db.flushedPast(w.typ, lsn) })
+		dels = slices.DeleteFunc(dels, func(d resolvedDelete) bool { return db.flushedPast(d.typ, lsn) })
+		if err := db.applyInOrder(writes, dels); err != nil {
 			return fmt.Errorf("%s: %w", where(), err)
 		}
 		for _, a := range rec.attached {
@@ -672,7 +681,7 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		}
 		p.published = true
 	}
-	if err := db.applyInOrder(writes, dels, math.MaxInt64); err != nil {
+	if err := db.applyInOrder(writes, dels); err != nil {
 		db.fail(err)
 		return fmt.Errorf("commit: %w", err)
 	}

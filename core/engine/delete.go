@@ -10,7 +10,9 @@ import (
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/segment"
 	"github.com/arcadego/arcadego/core/tablet"
+	"github.com/arcadego/arcadego/core/wal"
 )
 
 // Deletes.
@@ -29,18 +31,20 @@ import (
 // the checkpoint that drops the delete's log record, no file holds a
 // deleted row, and nothing about deletes needs storing but the log.
 //
-// Replay after a crash between that flush and its checkpoint must apply
-// the ranges to the files older than the delete and to no other: not to
-// the flush's own files (their rows passed the delete already), nor to a
-// direct write's made after it, whose rows it must not touch, but to the
-// files a flush during replay writes from records before it. So every
-// file knows the log position its rows are current as of (its Delta add's
-// "arcadego.position" tag: the flushed memtable's end, the direct write's
-// record, the greatest of a compaction's inputs), and a delete replayed
-// from the record at L applies to the files of position <= L; a delete
-// committed live applies to every file. For the same reason, a type with
-// deletes not yet flushed takes no direct write: its rows go through the
-// memtable.
+// After a crash between that flush and its checkpoint, replay meets the
+// delete's record again, and the inserts before it. Applying them again
+// would be wrong twice over: the re-inserted rows, written out by a flush
+// during replay, would escape a delete already made physical, and the
+// delete could take rows a direct write added after it. So every flush's
+// Delta commit carries a second txn action, "arcadego.flushed", whose
+// version is the memtable's end: the table holds every record of the type
+// before it, and replay applies none of those records' inserts and
+// deletes to the type (their DDL and other types' parts still apply). The
+// records it does apply are newer than every file but the direct writes'
+// that follow them, and a type with deletes not yet flushed takes no
+// direct write (its rows go through the memtable), so a replayed delete
+// applies to every file, as a live one does. A flush fsyncs the log up to
+// its memtable's end first, so the marks never pass the durable log.
 
 // DeleteRequest selects the rows a delete removes.
 type DeleteRequest struct {
@@ -137,23 +141,22 @@ func resolveDeletes(cat *schema.Catalog, dels []txDelete, replay bool) ([]resolv
 	return out, nil
 }
 
-// applyDelete applies a delete to the live memtable; its ranges apply to
-// the files of position up to pos (math.MaxInt64 live: every file).
-func (db *DB) applyDelete(d resolvedDelete, pos int64) {
+// applyDelete applies a delete to the live memtable: to its rows so far,
+// and, through its ranges, to every older source.
+func (db *DB) applyDelete(d resolvedDelete) {
 	mem := db.view.Load().mem
 	for _, r := range d.ranges {
-		r.Pos = pos
 		mem.Delete(d.typ, r, true)
 	}
 }
 
 // applyInOrder applies writes and deletes to the live memtable in the
 // order of their transaction: a delete after the entries before it.
-func (db *DB) applyInOrder(writes []write, dels []resolvedDelete, pos int64) error {
+func (db *DB) applyInOrder(writes []write, dels []resolvedDelete) error {
 	j := 0
 	for i := range writes {
 		for j < len(dels) && dels[j].at <= writes[i].entry {
-			db.applyDelete(dels[j], pos)
+			db.applyDelete(dels[j])
 			j++
 		}
 		if err := db.apply(writes[i : i+1]); err != nil {
@@ -161,26 +164,43 @@ func (db *DB) applyInOrder(writes []write, dels []resolvedDelete, pos int64) err
 		}
 	}
 	for ; j < len(dels); j++ {
-		db.applyDelete(dels[j], pos)
+		db.applyDelete(dels[j])
 	}
 	return nil
 }
 
-// forFile returns the ranges that apply to file f: those of a position at
-// or after f's.
-func forFile(ranges []memtable.DeleteRange, f *dataFile) []memtable.DeleteRange {
-	for i, r := range ranges {
-		if r.Pos < f.pos { // rare: copy the ones that apply
-			out := slices.Clone(ranges[:i])
-			for _, r := range ranges[i+1:] {
-				if r.Pos >= f.pos {
-					out = append(out, r)
-				}
-			}
-			return out
-		}
+// flushedApp is the appId of the flushed mark of flush commits.
+const flushedApp = "arcadego.flushed"
+
+// flushedAfter returns the flushed mark of tb's next flush commit, one that
+// holds the type's records before pos: marks only grow.
+func flushedAfter(tb *table, pos int64) int64 {
+	if v, ok := tb.delta.TxnVersion(flushedApp); ok && v > pos {
+		return v
 	}
-	return ranges
+	return pos
+}
+
+// flushedPast reports whether type typ's table holds the records at lsn
+// (its flushed mark is past it): replay skips the type's part of them.
+func (db *DB) flushedPast(typ schema.TypeID, lsn wal.LSN) bool {
+	var mark int64
+	if tb := db.view.Load().tables[typ]; tb != nil {
+		mark, _ = tb.delta.TxnVersion(flushedApp)
+	} else if m, seen := db.marks[typ]; seen {
+		mark = m
+	} else {
+		// Read before Open opens the tables: the Delta log alone. A table
+		// that fails here fails its open later.
+		if dt, err := segment.OpenTable(db.tableDir(typ), -1); err == nil {
+			mark, _ = dt.TxnVersion(flushedApp)
+		}
+		if db.marks == nil {
+			db.marks = map[schema.TypeID]int64{}
+		}
+		db.marks[typ] = mark
+	}
+	return mark > int64(lsn)
 }
 
 // rangesFor returns the delete ranges of typ that apply to a source older
@@ -195,7 +215,7 @@ func rangesFor(mems []*memtable.Memtable, typ schema.TypeID, from int) []memtabl
 
 // holdsDeleted reports whether file f may hold rows that dels cover.
 func holdsDeleted(f *dataFile, dels []memtable.DeleteRange) bool {
-	for _, r := range forFile(dels, f) {
+	for _, r := range dels {
 		if r.All && f.overlapsTime(r.Start, r.End) || !r.All && f.has(r.Device, r.Start, r.End-1) {
 			return true
 		}
@@ -307,7 +327,7 @@ func expiredRange(cutoff int64) []memtable.DeleteRange {
 	if cutoff == math.MinInt64 {
 		return nil
 	}
-	return []memtable.DeleteRange{{All: true, Start: math.MinInt64, End: cutoff, Pos: math.MaxInt64}}
+	return []memtable.DeleteRange{{All: true, Start: math.MinInt64, End: cutoff}}
 }
 
 // Commit record encoding of deletes (version 3): after the attachments,

@@ -499,8 +499,7 @@ func (db *DB) publishDirect(p *directPart, cat *schema.Catalog, lsn wal.LSN) err
 	adds := make([]segment.AddFile, len(p.files))
 	files := make([]*dataFile, len(p.files))
 	for i, f := range p.files {
-		f.pos = int64(lsn) + 1 // the rows of the record at lsn
-		adds[i] = segment.AddFile{Path: f.name, Size: f.size, Stats: f.stats, Position: f.pos}
+		adds[i] = segment.AddFile{Path: f.name, Size: f.size, Stats: f.stats}
 		files[i] = f.dataFile
 	}
 	if err := db.attach(ty, adds, files, lsn); err != nil {
@@ -579,8 +578,7 @@ func (db *DB) replayAttach(a attachment, cat *schema.Catalog, lsn wal.LSN) error
 			}
 			return fmt.Errorf("direct write into %q: %w", ty.Name, err)
 		}
-		files[i] = &dataFile{File: f, name: af.Path, size: af.Size, pos: int64(lsn) + 1}
-		a.files[i].Position = int64(lsn) + 1
+		files[i] = &dataFile{File: f, name: af.Path, size: af.Size}
 		files[i].refs.Store(1)
 	}
 	if err := db.attach(ty, slices.Clone(a.files), files, lsn); err != nil {

@@ -290,7 +290,7 @@ func (r *Rows) Next() (Batch, bool) {
 					r.scanners[i].Reuse = r.reuse
 					r.scanners[i].Sparse = r.sparse
 				}
-				srcs = append(srcs, filterDeleted(r.scanners[i].Read(d.name, r.start, r.end, r.batchRows), d.name, forFile(r.dels[0], f)))
+				srcs = append(srcs, filterDeleted(r.scanners[i].Read(d.name, r.start, r.end, r.batchRows), d.name, r.dels[0]))
 			}
 		}
 		for k, s := range d.snaps {

@@ -62,10 +62,6 @@ type dataFile struct {
 	*segment.File
 	name string
 	size int64
-	// pos is the log position its rows are current as of: a delete
-	// whose record starts at or after it applies to it (see delete.go).
-	// 0 for files from before positions were recorded.
-	pos  int64
 	refs atomic.Int32
 }
 
@@ -123,7 +119,7 @@ func (db *DB) openTable(id schema.TypeID) (*table, error) {
 		if err != nil {
 			return err
 		}
-		t.files[i] = &dataFile{File: f, name: a.Path, size: a.Size, pos: a.Position}
+		t.files[i] = &dataFile{File: f, name: a.Path, size: a.Size}
 		t.files[i].refs.Store(1)
 		return nil
 	})
@@ -302,6 +298,7 @@ func (db *DB) flushLoop() {
 	defer close(db.flusherDone)
 	db.stateMu.Lock()
 	defer db.stateMu.Unlock()
+	defer func() { db.exited = true; db.stateCond.Broadcast() }() // wakes flushAll waiters
 	for {
 		v := db.view.Load()
 		switch {
@@ -360,6 +357,10 @@ func (db *DB) flushAll() error {
 		// Wait until the flusher is idle with nothing handed over, so that
 		// the attempts counted from here on are this hand-over's.
 		for db.view.Load().imm != nil || db.flushing {
+			if db.exited {
+				db.stateMu.Unlock()
+				return fmt.Errorf("flush: %w", errs.ErrClosed)
+			}
 			if !db.flushing && db.flushErr.Load() != nil {
 				if err := db.retryFlushLocked(); err != nil {
 					db.stateMu.Unlock()
@@ -389,6 +390,9 @@ func (db *DB) flushAll() error {
 			db.stateCond.Broadcast()
 		}
 		for db.flushRuns == runs { // the attempt ends with its checkpoint
+			if db.exited { // closed meanwhile: nobody flushes any more
+				return fmt.Errorf("flush: %w", errs.ErrClosed)
+			}
 			db.stateCond.Wait()
 		}
 		return db.flushFailed()
@@ -402,6 +406,9 @@ func (db *DB) retryFlushLocked() error {
 	db.retry = true
 	db.stateCond.Broadcast()
 	for db.flushRuns == runs {
+		if db.exited {
+			return fmt.Errorf("flush: %w", errs.ErrClosed)
+		}
 		db.stateCond.Wait()
 	}
 	return db.flushFailed()
@@ -435,6 +442,13 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 	defer db.deltaMu.Unlock()
 	if latest := db.catalog.Load(); latest != nil && latest.Version() > cur.Version() {
 		cur = latest
+	}
+	// The flushed marks of its commits say the log holds what they cover
+	// (see delete.go): it must, before any is written.
+	if imm.end > 0 {
+		if err := db.log.SyncNow(imm.end - 1); err != nil { // durable past the last record's last byte
+			return fmt.Errorf("flush: %w", err)
+		}
 	}
 	v := db.view.Load()
 	ids := append(imm.mem.Types(), imm.mem.DeletedTypes()...)
@@ -565,7 +579,10 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 	}
 
 	version := tb.delta.Version() + 1
-	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, int64(imm.end)), Metadata: newMeta}
+	// The flushed mark: every record of the type before imm.end is in the
+	// table now, which replay need not apply again (see delete.go).
+	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, int64(imm.end)), Metadata: newMeta,
+		Marks: map[string]int64{flushedApp: flushedAfter(tb, int64(imm.end))}}
 	var olds []*dataFile
 	for _, f := range tb.files {
 		if rewrite[f] {
@@ -585,8 +602,7 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 			return nil, err
 		}
 		for _, f := range added {
-			f.pos = int64(imm.end) // the memtable's rows and the merged files', as of its end
-			commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats, Position: f.pos})
+			commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
 		}
 	}
 	err = db.injected("commit")
@@ -757,7 +773,7 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 		var srcs []runSource
 		for i, f := range olds {
 			if f.has(pc.device, pc.start, pc.end-1) {
-				srcs = append(srcs, filterDeleted(scanners[i].Read(pc.device, pc.start, pc.end, flushBatchRows), pc.device, forFile(dels, f)))
+				srcs = append(srcs, filterDeleted(scanners[i].Read(pc.device, pc.start, pc.end, flushBatchRows), pc.device, dels))
 			}
 		}
 		if s, ok := snaps[pc.device]; ok {

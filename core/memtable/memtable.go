@@ -47,14 +47,11 @@ type Memtable struct {
 func (m *Memtable) DeleteSeq() uint64 { return m.delSeq.Load() }
 
 // DeleteRange deletes rows of a type: those of Device, or of every device
-// when All, with Start <= time < End. Pos bounds the older sources it
-// applies to, for its users' bookkeeping (the engine's files whose rows are
-// current as of a log position up to Pos); the memtable only carries it.
+// when All, with Start <= time < End.
 type DeleteRange struct {
 	Device     string
 	All        bool
 	Start, End int64
-	Pos        int64
 }
 
 // Covers reports whether the range deletes a row of device at time t.

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,13 +25,7 @@ type AddFile struct {
 	Size             int64
 	ModificationTime int64 // ms since epoch
 	Stats            string
-	// Position is the writer's log position the file's rows are current
-	// as of (0: unknown); kept in the add's tags as "arcadego.position".
-	Position int64
 }
-
-// positionTag is the add tag that holds AddFile.Position.
-const positionTag = "arcadego.position"
 
 // Metadata is a table's metaData action.
 type Metadata struct {
@@ -46,6 +42,9 @@ type Commit struct {
 	Removes    []string // paths of active files to remove
 	AppID      string   // when non-empty: a txn action {"appId":AppID,"version":TxnVersion}
 	TxnVersion int64
+	// Marks, when not empty: more txn actions, {"appId":key,"version":value}
+	// each (a writer's other positions; TxnVersion reads them back).
+	Marks map[string]int64
 }
 
 // Table is one Delta table (a type's directory): its replayed log. It is
@@ -95,7 +94,6 @@ type (
 		ModificationTime int64             `json:"modificationTime"`
 		DataChange       bool              `json:"dataChange"`
 		Stats            string            `json:"stats,omitempty"`
-		Tags             map[string]string `json:"tags,omitempty"`
 	}
 	removeAction struct {
 		Path                 string            `json:"path"`
@@ -213,13 +211,7 @@ func (t *Table) replay(v int64, data []byte) error {
 			if len(ad.PartitionValues) != 0 {
 				return fmt.Errorf("line %d: add %q has partition values", i+1, ad.Path)
 			}
-			f := AddFile{Path: ad.Path, Size: *ad.Size, ModificationTime: ad.ModificationTime, Stats: ad.Stats}
-			if p, ok := ad.Tags[positionTag]; ok {
-				if f.Position, err = strconv.ParseInt(p, 10, 64); err != nil || f.Position < 0 {
-					return fmt.Errorf("line %d: add %q has a bad %s tag %q", i+1, ad.Path, positionTag, p)
-				}
-			}
-			t.files[ad.Path] = f
+			t.files[ad.Path] = AddFile{Path: ad.Path, Size: *ad.Size, ModificationTime: ad.ModificationTime, Stats: ad.Stats}
 		case a.Remove != nil:
 			if _, ok := t.files[a.Remove.Path]; !ok {
 				return fmt.Errorf("line %d: remove of %q, which is not active", i+1, a.Remove.Path)
@@ -438,6 +430,13 @@ func (t *Table) encode(v int64, c Commit) ([]byte, error) {
 		ver := c.TxnVersion
 		lines = append(lines, action{Txn: &txnAction{AppID: c.AppID, Version: &ver, LastUpdated: now}})
 	}
+	for _, app := range slices.Sorted(maps.Keys(c.Marks)) {
+		if app == "" || app == c.AppID {
+			return nil, bad("mark %q: an empty appId or the commit's own", app)
+		}
+		ver := c.Marks[app]
+		lines = append(lines, action{Txn: &txnAction{AppID: app, Version: &ver, LastUpdated: now}})
+	}
 	removed := make(map[string]bool, len(c.Removes))
 	for _, p := range c.Removes {
 		f, ok := t.files[p]
@@ -460,13 +459,9 @@ func (t *Table) encode(v int64, c Commit) ([]byte, error) {
 		}
 		added[f.Path] = true
 		size := f.Size
-		var tags map[string]string
-		if f.Position > 0 {
-			tags = map[string]string{positionTag: strconv.FormatInt(f.Position, 10)}
-		}
 		lines = append(lines, action{Add: &addAction{
 			Path: f.Path, PartitionValues: map[string]string{}, Size: &size,
-			ModificationTime: f.ModificationTime, DataChange: true, Stats: f.Stats, Tags: tags,
+			ModificationTime: f.ModificationTime, DataChange: true, Stats: f.Stats,
 		}})
 	}
 	var b bytes.Buffer
@@ -494,6 +489,9 @@ func (t *Table) apply(v int64, c Commit) {
 	}
 	if c.AppID != "" {
 		t.txns[c.AppID] = c.TxnVersion
+	}
+	for app, ver := range c.Marks {
+		t.txns[app] = ver
 	}
 	t.version = v
 	t.sorted = nil
