@@ -189,7 +189,13 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	// others would show half (the memtable's rows gone, the files' not).
 	// Deletes are rare: read the ranges again after, and start over if one
 	// came in between.
-	for {
+	for attempt := 0; ; attempt++ {
+		if attempt == 8 {
+			// Deletes keep coming: hold them off (they are applied under
+			// publishMu) for the moment the snapshots take.
+			db.publishMu.Lock()
+			defer db.publishMu.Unlock()
+		}
 		seqs, busy := deleteSeqs(mems)
 		if busy {
 			runtime.Gosched() // a delete is being applied: a moment

@@ -43,7 +43,9 @@ type Memtable struct {
 }
 
 // DeleteSeq returns the memtable's delete sequence: odd while a Delete is
-// in progress; it changes with every Delete.
+// in progress; it changes with every Delete. Callers must not run two
+// Deletes of one memtable at once (the engine applies them under its
+// publication lock), or the parity would lie.
 func (m *Memtable) DeleteSeq() uint64 { return m.delSeq.Load() }
 
 // DeleteRange deletes rows of a type: those of Device, or of every device
