@@ -46,6 +46,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("exec", help="run a DDL script as one transaction")
     p.add_argument("path")
     p.add_argument("script", help='the script text, or "-" to read it from stdin')
+    p = sub.add_parser("delete", help="delete a type's rows by device and time range, in one transaction")
+    p.add_argument("path")
+    p.add_argument("type")
+    p.add_argument("--device", action="append", help="only this device (repeatable; default: every device)")
+    p.add_argument("--start", type=int, help="time >= START (default: no bound)")
+    p.add_argument("--end", type=int, help="time < END (default: no bound)")
+    p = sub.add_parser("compact", help="merge a type's Parquet files (every type's without TYPE)")
+    p.add_argument("path")
+    p.add_argument("type", nargs="?", default=None)
     p = sub.add_parser("import", help="load Parquet, CSV or Arrow IPC files in one transaction")
     p.add_argument("path")
     p.add_argument("files", nargs="+")
@@ -98,6 +107,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("arcadego: interrupted", file=sys.stderr)
         return 130
+
+
+def _delete(db: arcadego.Database, args: argparse.Namespace) -> int:
+    before = sum(db.devices(args.type)["rows"])
+    db.delete(args.type, device=args.device, start=args.start, end=args.end)
+    db.flush()  # made physical now: the files no longer hold the rows
+    print(f"deleted {before - sum(db.devices(args.type)['rows']):,} rows of {args.type}")
+    return 0
+
+
+def _compact(db: arcadego.Database, args: argparse.Namespace) -> int:
+    db.flush()  # pending deletes first, so that compaction reclaims their space too
+    db.compact(args.type)
+    files = sum(t["files"] for t in db.stats()["types"] if args.type in (None, t["name"]))
+    print(f"compacted: {files} file{'s' if files != 1 else ''}")
+    return 0
 
 
 def _describe(db: arcadego.Database, args: argparse.Namespace) -> int:
@@ -290,4 +315,4 @@ def _sql(db: arcadego.Database, args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"describe": _describe, "exec": _exec, "info": _info, "import": _import, "export": _export,
-             "scan": _scan, "sql": _sql}
+             "scan": _scan, "sql": _sql, "delete": _delete, "compact": _compact}

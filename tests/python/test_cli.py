@@ -104,3 +104,22 @@ def test_sql(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert _cli.main(["sql", db, "select count(distinct device) as n from M"]) == 0
     assert "37" in capsys.readouterr().out
+
+
+def test_delete_and_compact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db_path = str(tmp_path / "db")
+    with arcadego.connect(db_path) as db:
+        db.execute("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64")
+        for i in range(3):
+            db.insert("A", {"time": [i * 10 + j for j in range(10)], "k": list(range(10))}, device=f"d{i}")
+            db.flush()
+    assert _cli.main(["delete", db_path, "A", "--device", "d1", "--start", "12", "--end", "15"]) == 0
+    assert "deleted 3 rows of A" in capsys.readouterr().out
+    assert _cli.main(["delete", db_path, "A", "--end", "5"]) == 0
+    assert "deleted 5 rows" in capsys.readouterr().out
+    assert _cli.main(["compact", db_path]) == 0
+    assert "compacted: 1 file" in capsys.readouterr().out
+    with arcadego.connect(db_path, read_only=True) as db:
+        assert db.scan("A").to_pydict()["time"] == [5, 6, 7, 8, 9, 10, 11, 15, 16, 17, 18, 19] + list(range(20, 30))
+    assert _cli.main(["delete", db_path, "Nope"]) == 1
+    assert "NotFoundError" in capsys.readouterr().err
