@@ -394,11 +394,11 @@ int arcadego_delete(arcadego_db *db, const char *request_json, char **err);
 int arcadego_tx_delete(arcadego_tx *tx, const char *request_json, char **err);
 
 /*
-** Merge the Parquet files of `type` (NULL: every type) into as few as
-** their size allows (about a million rows each), now: one Delta commit per
-** type removes the old files and adds the new ones, the columns of dropped
-** properties go, and the old files are deleted (scans already reading
-** them finish). The same runs in the background after a flush, for a type
+** Flush, then merge the Parquet files of `type` (NULL: every type) into
+** as few as their size allows (about a million rows each), now: one Delta
+** commit per type removes the old files and adds the new ones; deleted
+** and expired rows and the columns of dropped properties go, and the old
+** files are deleted (scans already reading them finish). The same runs in the background after a flush, for a type
 ** with 8 or more small files. ARCADEGO_NOT_FOUND: no such type;
 ** ARCADEGO_IO: a file could not be written (nothing changed).
 */

@@ -40,14 +40,23 @@ const (
 	compactMinFiles = 8
 )
 
-// Compact merges the files of type typ ("" for every type) into as few
-// as compactFileRows allows, now, and waits for it.
+// Compact flushes (so that deletes not yet physical are), then merges
+// the files of type typ ("" for every type) into as few as
+// compactFileRows allows, now, and waits for it.
 func (db *DB) Compact(typ string) error {
 	if db.closed.Load() {
 		return fmt.Errorf("compact: %w", errs.ErrClosed)
 	}
 	if err := db.readOnly("compact"); err != nil {
 		return err
+	}
+	if typ != "" {
+		if _, ok := db.catalog.Load().Type(typ); !ok {
+			return fmt.Errorf("compact: type %q: %w", typ, errs.ErrNotFound)
+		}
+	}
+	if err := db.flushAll(); err != nil {
+		return fmt.Errorf("compact: %w", err)
 	}
 	db.ttlMu.RLock()
 	defer db.ttlMu.RUnlock()

@@ -118,7 +118,6 @@ def _delete(db: arcadego.Database, args: argparse.Namespace) -> int:
 
 
 def _compact(db: arcadego.Database, args: argparse.Namespace) -> int:
-    db.flush()  # pending deletes first, so that compaction reclaims their space too
     db.compact(args.type)
     files = sum(t["files"] for t in db.stats()["types"] if args.type in (None, t["name"]))
     print(f"compacted: {files} file{'s' if files != 1 else ''}")

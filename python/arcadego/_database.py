@@ -879,10 +879,11 @@ class Database(_Schema):
         _lib.check(_lib.lib.arcadego_delete(handle, request, ctypes.byref(err)), err)
 
     def compact(self, type: str | None = None) -> None:
-        """Merge the Parquet files of ``type`` (None: every type) into as
-        few as their size allows (about a million rows each), now, in one
-        Delta commit per type; the columns of dropped properties go, and
-        the old files are deleted. The same runs in the background after a
+        """Flush, then merge the Parquet files of ``type`` (None: every
+        type) into as few as their size allows (about a million rows
+        each), now, in one Delta commit per type; deleted rows, expired
+        rows and the columns of dropped properties go, and the old files
+        are deleted. The same runs in the background after a
         flush, for a type with 8 or more small files.
 
         Example::
