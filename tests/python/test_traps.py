@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import arcadego
+from arcadego import _result
 
 
 def test_memory_means_in_memory(tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,23 +200,54 @@ def test_ctrl_c_means_not_written(monkeypatch: pytest.MonkeyPatch, status: int) 
     assert cancel_seen.is_set()
 
 
-def test_ctrl_c_stops_to_arrow_between_batches(mem_db: arcadego.Database) -> None:
+def test_ctrl_c_stops_to_arrow_between_batches(mem_db: arcadego.Database,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """to_arrow() reads a batch at a time, so Ctrl-C stops it at once, not
-    after the whole result (the signal is sent once the main thread is seen
-    reading batches)."""
+    after the whole result. The reader is held at its second batch until
+    the signal is sent, so the test does not race the clock: a to_arrow
+    that read the whole result before taking Ctrl-C would never get there."""
     import signal
 
-    pytest.importorskip("pyarrow", reason="to_arrow needs pyarrow")
+    pa = pytest.importorskip("pyarrow", reason="to_arrow needs pyarrow")
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("Ctrl-C goes to the main thread")
     n = 200_000
     mem_db.insert("A", {"time": np.arange(n), "k": np.arange(n)}, device="d")
-    main = threading.main_thread().ident
-    sent = threading.Event()
+    reading, sent = threading.Event(), threading.Event()
+    real_import = pa.RecordBatchReader._import_from_c_capsule
+
+    class HeldReader:
+        """The stream's reader, held before its second batch until Ctrl-C."""
+
+        def __init__(self, capsule: Any) -> None:
+            self._reader = real_import(capsule)
+            self.schema = self._reader.schema
+
+        def __iter__(self) -> Any:
+            for i, batch in enumerate(self._reader):
+                if i == 1:
+                    reading.set()
+                    sent.wait()  # interruptible: Ctrl-C lands here or at the next line
+                yield batch
+
+        def close(self) -> None:
+            self._reader.close()
+
+    class HeldPyarrow:
+        """pyarrow as to_arrow() sees it, with the held reader."""
+
+        class RecordBatchReader:
+            _import_from_c_capsule = staticmethod(HeldReader)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(pa, name)
+
+    real_require = _result._optional.require
+    monkeypatch.setattr(_result._optional, "require",
+                        lambda name, what: HeldPyarrow() if name == "pyarrow" else real_require(name, what))
 
     def send() -> None:
-        while sys._current_frames()[main].f_code.co_name != "to_arrow":
-            time.sleep(0.001)
+        reading.wait()
         os.kill(os.getpid(), signal.SIGINT)
         sent.set()
 
@@ -226,13 +258,12 @@ def test_ctrl_c_stops_to_arrow_between_batches(mem_db: arcadego.Database) -> Non
         with pytest.raises(KeyboardInterrupt) as e:
             mem_db.scan("A", batch_rows=10).to_arrow()  # 20,000 batches
             finished = True
-            while True:  # finished before the signal: it lands here
-                time.sleep(0.001)
     finally:
         sender.join()
     assert not finished, "to_arrow read every batch before taking Ctrl-C"
     where = [entry for entry in e.traceback if entry.name == "to_arrow"]
     assert where and "batch" in str(where[-1].statement), "taken while reading batches"
+    monkeypatch.undo()
     assert mem_db.scan("A", columns=["k"]).to_arrow().num_rows == n  # the database is fine
 
 
