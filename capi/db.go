@@ -44,6 +44,15 @@ func decodeJSON(what, s string, v any) error {
 	return nil
 }
 
+// decodeCJSON decodes the C string cjson (required) as decodeJSON does.
+func decodeCJSON(what string, cjson *C.char, v any) error {
+	src, err := goString(what, cjson)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(what, src, v)
+}
+
 // openOptions is the options_json of arcadego_open.
 type openOptions struct {
 	Sync           *string `json:"sync"`
@@ -255,12 +264,8 @@ type runtimeOptions struct {
 //export ag_go_set_runtime
 func ag_go_set_runtime(optionsJSON *C.char, cerr **C.char) C.int {
 	return call(cerr, func() error {
-		src, err := goString("runtime options", optionsJSON)
-		if err != nil {
-			return err
-		}
 		var o runtimeOptions
-		if err := decodeJSON("runtime options", src, &o); err != nil {
+		if err := decodeCJSON("runtime options", optionsJSON, &o); err != nil {
 			return err
 		}
 		// Check everything before changing anything.
@@ -421,12 +426,8 @@ type deleteRequest struct {
 }
 
 func parseDeleteRequest(cjson *C.char) (engine.DeleteRequest, error) {
-	src, err := goString("delete request", cjson)
-	if err != nil {
-		return engine.DeleteRequest{}, err
-	}
 	var r deleteRequest
-	if err := decodeJSON("delete request", src, &r); err != nil {
+	if err := decodeCJSON("delete request", cjson, &r); err != nil {
 		return engine.DeleteRequest{}, err
 	}
 	if r.Type == nil {
@@ -577,12 +578,8 @@ func ag_go_devices(db C.uintptr_t, requestJSON *C.char, jsonOut **C.char, cerr *
 		if err != nil {
 			return err
 		}
-		src, err := goString("devices request", requestJSON)
-		if err != nil {
-			return err
-		}
 		var r devicesRequest
-		if err := decodeJSON("devices request", src, &r); err != nil {
+		if err := decodeCJSON("devices request", requestJSON, &r); err != nil {
 			return err
 		}
 		if r.Type == nil {

@@ -92,12 +92,8 @@ type scanRequest struct {
 }
 
 func parseScanRequest(cjson *C.char) (engine.ScanRequest, error) {
-	src, err := goString("scan request", cjson)
-	if err != nil {
-		return engine.ScanRequest{}, err
-	}
 	var r scanRequest
-	if err := decodeJSON("scan request", src, &r); err != nil {
+	if err := decodeCJSON("scan request", cjson, &r); err != nil {
 		return engine.ScanRequest{}, err
 	}
 	if r.Type == nil {

@@ -2,14 +2,10 @@ package engine
 
 import (
 	"fmt"
-	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/arcadego/arcadego/core/errs"
-	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/segment"
 )
@@ -126,16 +122,6 @@ const (
 	compactExpired           // the files expiringFiles returns
 )
 
-// compactionsDone waits until the background compactions the flushes so
-// far asked for have run (for tests: they run after Flush returns).
-func (db *DB) compactionsDone() {
-	db.stateMu.Lock()
-	defer db.stateMu.Unlock()
-	for (db.compactDue || db.compacting) && !db.stopping && db.flusherDone != nil {
-		db.stateCond.Wait()
-	}
-}
-
 // smallFiles returns the files of fewer than compactFileRows rows.
 func smallFiles(files []*dataFile) []*dataFile {
 	var out []*dataFile
@@ -182,60 +168,19 @@ func (db *DB) compactType(ty *schema.Type, mode int) error {
 	if _, _, lo, _ := olds[0].Bounds(); len(olds) == 1 && mode != compactExpired && lo >= cutoff && !deadColumns(olds[0].Layout(), ty) {
 		return nil // one file holding only live properties and rows: nothing to gain
 	}
-	layout := layoutOf(ty)
-	refs := make([]memtable.ColumnRef, len(layout.Columns))
-	for i, c := range layout.Columns {
-		refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
-	}
 	var total int64
 	for _, f := range olds {
 		total += f.Rows()
 	}
-	version := tb.delta.Version() + 1
 	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, 0), Metadata: deltaMetadata(tb, ty)}
-	for _, f := range olds {
-		commit.Removes = append(commit.Removes, f.name)
-	}
-	if err := db.injected("compact-write"); err != nil {
-		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
-	}
-	parts := planFlush(nil, olds, int(total/compactFileRows)+1, compactFileRows)
-	added, err := db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, nil, olds, nil, cutoff, parts)
+	nt, err := db.rewriteTable(ty, tb, commit, rewriting{
+		what: "compaction", olds: olds, files: int(total/compactFileRows) + 1, fileRows: compactFileRows,
+		writeStep: "compact-write", commitStep: "compact-commit"})
 	if err != nil {
-		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
+		return err
 	}
-	for _, f := range added {
-		commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
-	}
-	err = db.injected("compact-commit")
-	if err == nil {
-		err = tb.delta.Commit(commit, db.syncing())
-	}
-	if err != nil {
-		removeNewFiles(tb.dir, added)
-		return fmt.Errorf("compaction of type %q: %w", ty.Name, err)
-	}
-	nt := &table{id: tb.id, dir: tb.dir, delta: tb.delta, version: tb.delta.Version()}
-	for _, f := range tb.files {
-		if !slices.Contains(olds, f) {
-			nt.files = append(nt.files, f)
-		}
-	}
-	for _, f := range added {
-		nt.files = append(nt.files, f.dataFile)
-	}
-
-	db.stateMu.Lock()
-	v := db.view.Load()
-	nv := &view{mem: v.mem, imm: v.imm, tables: maps.Clone(v.tables)}
-	nv.tables[ty.ID] = nt
-	db.view.Store(nv)
-	db.stateMu.Unlock()
-	for _, old := range olds {
-		// Scans that hold it keep reading it through their descriptor.
-		_ = os.Remove(filepath.Join(tb.dir, old.name))
-		old.unref()
-	}
+	db.publishTable(ty.ID, nt)
+	dropReplaced(tb.dir, olds)
 	db.counters.compactions.Add(1)
 	return nil
 }

@@ -16,6 +16,16 @@ import (
 	"github.com/arcadego/arcadego/core/wal"
 )
 
+// compactionsDone waits until the background compactions the flushes so
+// far asked for have run (they run after Flush returns).
+func (db *DB) compactionsDone() {
+	db.stateMu.Lock()
+	defer db.stateMu.Unlock()
+	for (db.compactDue || db.compacting) && !db.stopping && db.flusherDone != nil {
+		db.stateCond.Wait()
+	}
+}
+
 // parquetFiles lists the Parquet files under a type's table directory.
 func parquetFiles(t *testing.T, db *DB, typ string) []string {
 	t.Helper()

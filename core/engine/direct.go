@@ -532,12 +532,7 @@ func (db *DB) attach(ty *schema.Type, adds []segment.AddFile, files []*dataFile,
 	}
 	nt := &table{id: tb.id, dir: tb.dir, delta: tb.delta, version: tb.delta.Version(), files: slices.Clip(tb.files)}
 	nt.files = append(nt.files, files...)
-	db.stateMu.Lock()
-	v := db.view.Load()
-	nv := &view{mem: v.mem, imm: v.imm, tables: maps.Clone(v.tables)}
-	nv.tables[ty.ID] = nt
-	db.view.Store(nv)
-	db.stateMu.Unlock()
+	db.publishTable(ty.ID, nt)
 	db.counters.directWrites.Add(1)
 	return nil
 }
@@ -561,10 +556,7 @@ func (db *DB) replayAttach(a attachment, cat *schema.Catalog, lsn wal.LSN) error
 	if db.view.Load().tables[a.typ] != tb {
 		// Opened here: keep it, so that the next attachment and Open's
 		// openTables do not read its footers again.
-		v := db.view.Load()
-		nv := &view{mem: v.mem, imm: v.imm, tables: maps.Clone(v.tables)}
-		nv.tables[a.typ] = tb
-		db.view.Store(nv)
+		db.publishTable(a.typ, tb)
 	}
 	if v, ok := tb.delta.TxnVersion(txnApp); ok && v > int64(lsn) {
 		return nil

@@ -504,11 +504,7 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 		if f == nil {
 			continue
 		}
-		for _, old := range f.replaced {
-			// Scans that hold it keep reading it through their descriptor.
-			_ = os.Remove(filepath.Join(f.table.dir, old.name))
-			old.unref()
-		}
+		dropReplaced(f.table.dir, f.replaced)
 	}
 	for _, t := range dropped {
 		t.release() // the directory goes at the checkpoint
@@ -546,11 +542,6 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 	if err != nil {
 		return nil, err
 	}
-	layout := layoutOf(ty)
-	refs := make([]memtable.ColumnRef, len(layout.Columns))
-	for i, c := range layout.Columns {
-		refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
-	}
 	rewrite := map[*dataFile]bool{}
 	dels := imm.mem.Deletes(ty.ID) // made physical here: the files holding rows they cover are rewritten
 	for _, f := range tb.files {
@@ -578,7 +569,6 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 		return nil, nil
 	}
 
-	version := tb.delta.Version() + 1
 	// The flushed mark: every record of the type before imm.end is in the
 	// table now, which replay need not apply again (see delete.go).
 	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, int64(imm.end)), Metadata: newMeta,
@@ -587,42 +577,97 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 	for _, f := range tb.files {
 		if rewrite[f] {
 			olds = append(olds, f)
-			commit.Removes = append(commit.Removes, f.name)
 		}
 	}
-	if err := db.injected("write"); err != nil {
-		return nil, fmt.Errorf("flush of type %q: %w", ty.Name, err)
+	nt, err := db.rewriteTable(ty, tb, commit, rewriting{
+		what: "flush", snaps: snaps, olds: olds, dels: dels, files: runtime.GOMAXPROCS(0), fileRows: db.fileRows,
+		writeStep: "write", commitStep: "commit"})
+	if err != nil {
+		return nil, err
+	}
+	return &flushedType{table: nt, replaced: olds}, nil
+}
+
+// rewriting is what rewriteTable writes: the merge of snaps and olds
+// (without the rows dels or the type's TTL leave out), in at most files
+// files of about fileRows rows; what names it in errors, and the two steps
+// are the failure points tests inject.
+type rewriting struct {
+	what                  string
+	snaps                 map[string]devRows
+	olds                  []*dataFile
+	dels                  []memtable.DeleteRange
+	files                 int
+	fileRows              int64
+	writeStep, commitStep string
+}
+
+// rewriteTable writes the files of rw into tb's directory and commits
+// them to its Delta log with commit (to which it adds the removal of
+// rw.olds and the new files), and returns the table that results, not
+// yet published. On failure it leaves nothing behind.
+func (db *DB) rewriteTable(ty *schema.Type, tb *table, commit segment.Commit, rw rewriting) (*table, error) {
+	for _, f := range rw.olds {
+		commit.Removes = append(commit.Removes, f.name)
+	}
+	if err := db.injected(rw.writeStep); err != nil {
+		return nil, fmt.Errorf("%s of type %q: %w", rw.what, ty.Name, err)
 	}
 	var added []*newFile
-	if len(snaps) > 0 || len(olds) > 0 {
+	if len(rw.snaps) > 0 || len(rw.olds) > 0 {
+		layout := layoutOf(ty)
+		refs := make([]memtable.ColumnRef, len(layout.Columns))
+		for i, c := range layout.Columns {
+			refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
+		}
+		parts := planFlush(rw.snaps, rw.olds, rw.files, rw.fileRows)
 		var err error
-		parts := planFlush(snaps, olds, runtime.GOMAXPROCS(0), db.fileRows)
-		added, err = db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", version), layout, refs, snaps, olds, dels, ttlCutoff(ty, time.Now()), parts)
+		added, err = db.writeFiles(tb.dir, fmt.Sprintf("part-%020d", tb.delta.Version()+1), layout, refs,
+			rw.snaps, rw.olds, rw.dels, ttlCutoff(ty, time.Now()), parts)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s of type %q: %w", rw.what, ty.Name, err)
 		}
 		for _, f := range added {
 			commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
 		}
 	}
-	err = db.injected("commit")
+	err := db.injected(rw.commitStep)
 	if err == nil {
 		err = tb.delta.Commit(commit, db.syncing())
 	}
 	if err != nil {
 		removeNewFiles(tb.dir, added)
-		return nil, fmt.Errorf("flush of type %q: %w", ty.Name, err)
+		return nil, fmt.Errorf("%s of type %q: %w", rw.what, ty.Name, err)
 	}
 	nt := &table{id: tb.id, dir: tb.dir, delta: tb.delta, version: tb.delta.Version()}
 	for _, f := range tb.files {
-		if !rewrite[f] {
+		if !slices.Contains(rw.olds, f) {
 			nt.files = append(nt.files, f)
 		}
 	}
 	for _, f := range added {
 		nt.files = append(nt.files, f.dataFile)
 	}
-	return &flushedType{table: nt, replaced: olds}, nil
+	return nt, nil
+}
+
+// publishTable makes nt its type's table in the view.
+func (db *DB) publishTable(id schema.TypeID, nt *table) {
+	db.stateMu.Lock()
+	v := db.view.Load()
+	nv := &view{mem: v.mem, imm: v.imm, tables: maps.Clone(v.tables)}
+	nv.tables[id] = nt
+	db.view.Store(nv)
+	db.stateMu.Unlock()
+}
+
+// dropReplaced deletes the files a published table no longer holds.
+func dropReplaced(dir string, olds []*dataFile) {
+	for _, old := range olds {
+		// Scans that hold it keep reading it through their descriptor.
+		_ = os.Remove(filepath.Join(dir, old.name))
+		old.unref()
+	}
 }
 
 // newFile is a file a flush wrote, not yet committed.

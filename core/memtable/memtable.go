@@ -1,6 +1,7 @@
 package memtable
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -111,11 +112,7 @@ func (m *Memtable) AllDeletes(typ schema.TypeID) []DeleteRange {
 func (m *Memtable) DeletedTypes() []schema.TypeID {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]schema.TypeID, 0, len(m.dels))
-	for t := range m.dels {
-		out = append(out, t)
-	}
-	return out
+	return slices.Collect(maps.Keys(m.dels))
 }
 
 // sortedDevs is a type's device names, sorted, as of a generation.
