@@ -408,7 +408,7 @@ int arcadego_compact(arcadego_db *db, const char *type, size_t type_len, char **
 ** The database's counters and storage as JSON in *json_out (free it with
 ** arcadego_free):
 ** {"memtable_bytes":..,"immutable_memtables":..,"immutable_bytes":..,
-**  "memtable_budget":..,"flushes":..,"flushed_rows":..,"flushed_bytes":..,
+**  "memtable_budget":..,"pool_bytes":..,"flushes":..,"flushed_rows":..,"flushed_bytes":..,
 **  "direct_writes":..,
 **  "checkpoints":..,"stalls":..,"stall_nanos":..,"flush_error":"..",
 **  "wal_bytes":..,"wal_segments":..,"fsyncs":..,

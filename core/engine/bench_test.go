@@ -31,8 +31,8 @@ func wideRow(tm int64, prefix string, n int) *tablet.Tablet {
 // BenchmarkInsertExpansion: a one-row write bringing N new INT64 columns
 // through the whole commit path with auto-create on (catalog update for N
 // new properties, one log record, memtable expansion of a chunk that
-// already has a row). The seed's end-to-end figure for 10,000 columns is
-// 32 ms over RPC.
+// already has a row). The IoTDB pull request's end-to-end figure for
+// 10,000 columns is 32 ms over RPC.
 func BenchmarkInsertExpansion(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		for _, mode := range []wal.SyncMode{wal.SyncOff, wal.SyncFull} {
@@ -120,10 +120,10 @@ func countFiles(dir string) int {
 
 // BenchmarkQueryDuringExpansion: while a writer adds 10,000 columns to
 // fresh devices (each one-row write a 10,000-column chunk expansion; the
-// properties exist, as in the seed's runs), a reader scans a one-row
-// device of the same type without pause. One op is a burst of 10
+// properties exist, as in the IoTDB pull request's runs), a reader scans
+// a one-row device of the same type without pause. One op is a burst of 10
 // expansions. Reports scan latency percentiles over all bursts; the
-// seed's IoTDB figure for the concurrent query p99 is 4.09 ms.
+// IoTDB pull request's figure for the concurrent query p99 is 4.09 ms.
 func BenchmarkQueryDuringExpansion(b *testing.B) {
 	const width, burst = 10000, 10
 	db := openMem(b, Options{AutoCreate: true})

@@ -61,7 +61,10 @@ type DB struct {
 	// under stateMu, and its memtable is handed over under publishMu too.
 	view   atomic.Pointer[view]
 	budget int64
-	man    *manifest // the last manifest written; guarded by deltaMu (Open needs none)
+	// pool recycles the value memory of flushed memtables (see
+	// memtable.Pool); nil in memory and read-only, where none is flushed.
+	pool *memtable.Pool
+	man  *manifest // the last manifest written; guarded by deltaMu (Open needs none)
 
 	// stateMu guards hand-overs and view changes, stopping, retry,
 	// flushing and flushRuns; stateCond signals them. Lock order: publishMu, stateMu.
@@ -165,9 +168,14 @@ func Open(path string, opts Options) (*DB, error) {
 	if db.budget == 0 {
 		db.budget = DefaultMemtableBudget
 	}
+	if path != "" && !opts.ReadOnly {
+		// One memtable's worth: the next memtable fills from the last
+		// flushed one's memory, while the two in use stay the most held.
+		db.pool = memtable.NewPool(db.budget)
+	}
 	db.turn = sync.NewCond(&db.publishMu)
 	db.stateCond = sync.NewCond(&db.stateMu)
-	db.view.Store(&view{mem: memtable.New(memtable.Options{}), tables: map[schema.TypeID]*table{}})
+	db.view.Store(&view{mem: db.newMemtable(), tables: map[schema.TypeID]*table{}})
 	if opts.ReadOnly {
 		if path == "" {
 			return nil, fmt.Errorf("open: a database in memory cannot be opened read-only: %w", errs.ErrInvalidArgument)
@@ -489,10 +497,16 @@ func (db *DB) LogStats() wal.Stats {
 // its default).
 func (db *DB) Budget() int64 { return db.budget }
 
-// MemoryUsage returns the memtables' estimated size in bytes.
+// newMemtable returns an empty live memtable.
+func (db *DB) newMemtable() *memtable.Memtable {
+	return memtable.New(memtable.Options{Pool: db.pool})
+}
+
+// MemoryUsage returns the memtables' estimated size in bytes, with the
+// memory kept for the next ones.
 func (db *DB) MemoryUsage() int64 {
 	v := db.view.Load()
-	n := v.mem.MemoryUsage()
+	n := v.mem.MemoryUsage() + db.pool.Bytes()
 	if v.imm != nil {
 		n += v.imm.mem.MemoryUsage()
 	}

@@ -187,6 +187,11 @@ func (db *DB) flushedPast(typ schema.TypeID, lsn wal.LSN) bool {
 	var mark int64
 	if tb := db.view.Load().tables[typ]; tb != nil {
 		mark, _ = tb.delta.TxnVersion(flushedApp)
+	} else if db.opts.ReadOnly {
+		// A reader opens the tables before the log: a type without one
+		// had none then, so the log's records of it are all it has, even
+		// if the writer has flushed them since.
+		mark = 0
 	} else if m, seen := db.marks[typ]; seen {
 		mark = m
 	} else {

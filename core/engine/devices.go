@@ -56,10 +56,16 @@ func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
 		mems = append(mems, v.imm.mem)
 	}
 	mems = append(mems, v.mem)
+	for _, m := range mems {
+		m.Retain()
+	}
 	db.stateMu.Unlock()
 	defer func() {
 		for _, f := range files {
 			f.unref()
+		}
+		for _, m := range mems {
+			m.Release()
 		}
 	}()
 

@@ -422,6 +422,8 @@ func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes 
 			return false
 		}
 	}
+	// Times only: they are never from the block pool, so no reference is
+	// taken on an imm that the flusher may release meanwhile.
 	mems := []*memtable.Memtable{v.mem}
 	if v.imm != nil {
 		mems = append(mems, v.imm.mem)

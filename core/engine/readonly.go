@@ -10,7 +10,6 @@ import (
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/gcpace"
-	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/wal"
 )
@@ -29,8 +28,10 @@ import (
 //
 // The writer may checkpoint or flush while this open reads: a log segment,
 // a snapshot or a Parquet file named a moment ago may be gone. The open
-// then starts over from the new manifest, a few times, before giving up.
-const readOnlyAttempts = 10
+// then starts over from the new manifest, up to 100 times, before giving up.
+// A writer that flushes and compacts without pause can make an attempt
+// fail many times in a row on a busy machine; each failure is cheap.
+const readOnlyAttempts = 100
 
 func openReadOnly(db *DB) (*DB, error) {
 	var err error
@@ -42,7 +43,7 @@ func openReadOnly(db *DB) (*DB, error) {
 		}
 		db.release()
 		db.log, db.man, db.pending = nil, nil, schema.Empty()
-		db.view.Store(&view{mem: memtable.New(memtable.Options{}), tables: map[schema.TypeID]*table{}})
+		db.view.Store(&view{mem: db.newMemtable(), tables: map[schema.TypeID]*table{}})
 		if !errors.Is(err, errs.ErrCorrupt) && !errors.Is(err, errs.ErrIO) {
 			break // not a race with the writer
 		}

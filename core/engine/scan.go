@@ -62,7 +62,8 @@ type Rows struct {
 	// reference each) and, per device, its memtable snapshots, oldest
 	// first. Later commits are not seen.
 	files    []*dataFile
-	scanners []*segment.Scanner // per file, made when first needed
+	mems     []*memtable.Memtable // retained until Close
+	scanners []*segment.Scanner   // per file, made when first needed
 	devices  []scanDevice
 	// dels[i] are the delete ranges that apply to the sources older than
 	// memtable i (oldest first): to the files, dels[0].
@@ -157,6 +158,10 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		mems = append(mems, v.imm.mem)
 	}
 	mems = append(mems, v.mem)
+	for _, m := range mems {
+		m.Retain() // under stateMu: the flusher releases imm after taking it out of the view
+	}
+	r.mems = mems
 	db.stateMu.Unlock()
 
 	if r.start >= r.end {
@@ -317,5 +322,8 @@ func (r *Rows) Close() {
 	for _, f := range r.files {
 		f.unref()
 	}
-	r.files, r.scanners, r.devices, r.cur = nil, nil, nil, nil
+	for _, m := range r.mems {
+		m.Release()
+	}
+	r.files, r.mems, r.scanners, r.devices, r.cur = nil, nil, nil, nil, nil
 }

@@ -14,6 +14,7 @@ type Stats struct {
 	ImmutableMemtables int         `json:"immutable_memtables"`   // waiting for or in a flush
 	ImmutableBytes     int64       `json:"immutable_bytes"`       // their estimated size
 	MemtableBudget     int64       `json:"memtable_budget"`       // Options.MemtableBudget in force
+	PoolBytes          int64       `json:"pool_bytes"`            // memory of flushed memtables kept for the next ones (at most the budget)
 	Flushes            uint64      `json:"flushes"`               // flushes that completed
 	FlushedRows        uint64      `json:"flushed_rows"`          // rows written to Parquet by flushes (rewrites included)
 	FlushedBytes       uint64      `json:"flushed_bytes"`         // Parquet bytes written by flushes
@@ -46,6 +47,7 @@ type TypeStats struct {
 func (db *DB) Stats() Stats {
 	st := Stats{
 		MemtableBudget: db.budget,
+		PoolBytes:      db.pool.Bytes(),
 		Flushes:        db.counters.flushes.Load(),
 		FlushedRows:    db.counters.flushedRows.Load(),
 		FlushedBytes:   db.counters.flushedBytes.Load(),

@@ -223,7 +223,7 @@ func (db *DB) handOver(force bool) *immutable {
 		return nil
 	}
 	imm := &immutable{mem: v.mem, end: db.appliedEnd, catalog: db.catalog.Load(), done: map[schema.TypeID]bool{}}
-	db.view.Store(&view{mem: memtable.New(memtable.Options{}), imm: imm, tables: v.tables})
+	db.view.Store(&view{mem: db.newMemtable(), imm: imm, tables: v.tables})
 	db.stateCond.Broadcast()
 	db.stateMu.Unlock()
 	db.rotateAt(imm.end) // outside stateMu: scans need not wait for its fsyncs
@@ -496,6 +496,9 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 	}
 	db.view.Store(nv)
 	db.stateMu.Unlock()
+	if errs == nil {
+		imm.mem.Release() // the view's use; scans still reading it hold their own
+	}
 
 	for i, f := range done {
 		if errs == nil || errs[i] == nil {

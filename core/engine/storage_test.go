@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -660,4 +661,57 @@ func TestPlanFlushSplitsRowsEvenlyWithDisjointKeys(t *testing.T) {
 		assert.InDelta(t, 383, rows, 60, "run %d", i)
 	}
 	assert.Equal(t, int64(math.MaxInt64), prevEnd)
+}
+
+// TestScanKeepsItsMemtableAcrossAFlush: a scan that started on the live
+// memtable goes on reading it after a flush has written it to Parquet and
+// dropped it from the view, while new commits fill the next memtable from
+// the block pool: the flushed memtable's memory is recycled only when the
+// scan is done with it.
+func TestScanKeepsItsMemtableAcrossAFlush(t *testing.T) {
+	db, _ := openDisk(t, Options{DirectWriteBytes: -1, AutoCreate: true})
+	wide := func(from, base int64) *tablet.Tablet {
+		cols := map[string][]int64{}
+		for c := range 64 {
+			vals := make([]int64, 1024)
+			for r := range vals {
+				vals[r] = base + from + int64(r*64+c)
+			}
+			cols[fmt.Sprintf("c%02d", c)] = vals
+		}
+		return int64Tablet(seq64(from, 1024), cols)
+	}
+	for i := range int64(8) {
+		require.NoError(t, db.Insert("W", "d", wide(i*1024, 0)))
+	}
+	rows, err := db.Scan(context.Background(), ScanRequest{Type: "W", BatchRows: 1024})
+	require.NoError(t, err)
+	defer rows.Close()
+	first, ok := rows.Next()
+	require.True(t, ok)
+	require.Equal(t, 1024, first.Rows.Rows())
+
+	require.NoError(t, db.Flush())
+	require.Zero(t, db.Stats().ImmutableMemtables)
+	for i := range int64(8) { // into the next memtable: other values, same shape
+		require.NoError(t, db.Insert("W", "e", wide(i*1024, 1<<40)))
+	}
+	require.Zero(t, db.Stats().PoolBytes, "the scan still holds the flushed memtable")
+	n := 1024
+	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+		for c := range b.Rows.Columns {
+			col := &b.Rows.Columns[c]
+			for r := range b.Rows.Rows() {
+				row := n + r
+				want := int64(row/1024*1024 + row%1024*64 + c)
+				if got := col.Int64(r); got != want {
+					t.Fatalf("row %d column %d: %d, want %d", row, c, got, want)
+				}
+			}
+		}
+		n += b.Rows.Rows()
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, 8*1024, n)
+	require.Positive(t, db.Stats().PoolBytes, "the scan is done: the flushed memtable's memory is kept for the next one")
 }

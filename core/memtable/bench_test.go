@@ -42,8 +42,9 @@ func idRange(from, n int) []schema.PropertyID {
 // BenchmarkExpansion: a chunk with one populated Int64 column and history
 // rows gets one row carrying new Int64 columns. Sparse: every new column
 // is in the tablet but only the first and last hold a value; dense: all
-// do. Only the Write is timed. As in the seed's harness, each measured
-// write starts after a collection (in the untimed setup), so that the
+// do. Only the Write is timed. As in the harness of the IoTDB pull request
+// on aligned memtable expansion (#18816), each measured write starts
+// after a collection (in the untimed setup), so that the
 // figure is the write's own cost rather than a share of collections
 // brought on by the fixtures' garbage; B/op still shows what the write
 // leaves for the collector.
@@ -80,47 +81,63 @@ func BenchmarkExpansion(b *testing.B) {
 // BenchmarkTabletWrite: every column exists and the tablet lists them in
 // reverse chunk order; rows are appended to a long-lived chunk (steady
 // state, including the amortized cost of new blocks, which a streaming
-// column gets at full size). The chunk is replaced, untimed, every 16Ki
-// rows. Unlike the seed's harness, which cleared the memtable before each
-// call and drew arrays from a warm pool, the values land in memory the
-// memtable has just allocated, so with many columns the figure is bound
-// by memory bandwidth and page faults.
+// column gets at full size). The memtable is replaced, untimed, every 4Ki
+// rows. With pool=off the values land in memory the memtable has just
+// allocated, so with many columns the figure is bound by page faults and
+// memory bandwidth; with pool=on the replaced memtable is released to a
+// block pool first, as the engine's flusher does, and the next one takes
+// its slabs (the harness of IoTDB's measurement likewise cleared its
+// memtable before each call and drew arrays from a warm pool).
 func BenchmarkTabletWrite(b *testing.B) {
-	for _, cols := range []int{10, 100, 1000} {
-		for _, rows := range []int{1, 32} {
-			b.Run(fmt.Sprintf("cols=%d/rows=%d", cols, rows), func(b *testing.B) {
-				fwd := idRange(0, cols)
-				rev := make([]schema.PropertyID, cols)
-				for i := range rev {
-					rev[i] = fwd[cols-1-i]
-				}
-				fresh := func() *Chunk {
-					c := New(Options{}).Chunk(1, "d")
-					if err := c.Write(int64Tablet(seq(0, 1), fwd, nil), fwd); err != nil {
-						b.Fatal(err)
-					}
-					return c
-				}
-				c := fresh()
-				t := int64Tablet(seq(1, rows), rev, nil)
-				next := int64(1)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					if c.Snapshot().Rows() >= 16<<10 {
-						b.StopTimer()
-						c, next = fresh(), 1
-						b.StartTimer()
-					}
-					for r := range t.Times {
-						t.Times[r] = next + int64(r)
-					}
-					next += int64(rows)
-					if err := c.Write(t, rev); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+	for _, pooled := range []bool{false, true} {
+		for _, cols := range []int{10, 100, 1000} {
+			for _, rows := range []int{1, 32} {
+				name := fmt.Sprintf("pool=%s/cols=%d/rows=%d", map[bool]string{false: "off", true: "on"}[pooled], cols, rows)
+				b.Run(name, func(b *testing.B) { benchTabletWrite(b, pooled, cols, rows) })
+			}
+		}
+	}
+}
+
+func benchTabletWrite(b *testing.B, pooled bool, cols, rows int) {
+	fwd := idRange(0, cols)
+	rev := make([]schema.PropertyID, cols)
+	for i := range rev {
+		rev[i] = fwd[cols-1-i]
+	}
+	opts := Options{}
+	if pooled {
+		opts.Pool = NewPool(64 << 20)
+	}
+	var m *Memtable
+	fresh := func() *Chunk {
+		if m != nil {
+			m.Release()
+		}
+		m = New(opts)
+		c := m.Chunk(1, "d")
+		if err := c.Write(int64Tablet(seq(0, 1), fwd, nil), fwd); err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	c := fresh()
+	t := int64Tablet(seq(1, rows), rev, nil)
+	next := int64(1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if c.Snapshot().Rows() >= 4<<10 {
+			b.StopTimer()
+			c, next = fresh(), 1
+			b.StartTimer()
+		}
+		for r := range t.Times {
+			t.Times[r] = next + int64(r)
+		}
+		next += int64(rows)
+		if err := c.Write(t, rev); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

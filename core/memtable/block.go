@@ -217,7 +217,7 @@ func filled(rb *rowBlock, p, blockRows int) (bool, int) {
 func (w *writer) newBlock(typ schema.PropertyType, rows, data, maxRows int, withValid bool) blk {
 	if wd := tablet.Width(typ); wd > 0 && !withValid { // the usual block, first
 		capLog := log2Ceil(rows)
-		vals := w.bytes.take(fixedRows(capLog, maxRows)*wd, w.left)
+		vals := w.bytes.takeFrom(w.c.src, fixedRows(capLog, maxRows)*wd, w.left)
 		w.delta += int64(len(vals))
 		return blk{vals: vals, capLog: capLog}
 	}
@@ -228,11 +228,11 @@ func (w *writer) newBlock(typ schema.PropertyType, rows, data, maxRows int, with
 		e.words = w.words.take(wordsFor(rows), w.left)
 	case tablet.VarWidth(typ):
 		e.offs = w.offs.take(rows+1, w.left)
-		e.data = w.bytes.take(data, w.left)
+		e.data = w.bytes.takeFrom(w.c.src, data, w.left)
 	default:
 		b.capLog = log2Ceil(rows)
 		rows = fixedRows(b.capLog, maxRows)
-		b.vals = w.bytes.take(rows*tablet.Width(typ), w.left)
+		b.vals = w.bytes.takeFrom(w.c.src, rows*tablet.Width(typ), w.left)
 	}
 	if withValid {
 		e.valid = w.words.take(wordsFor(rows), w.left)
@@ -278,7 +278,7 @@ func (w *writer) grow(b blk, typ schema.PropertyType, held, rows, data, maxRows 
 		default:
 			wd := tablet.Width(typ)
 			nb.capLog = log2Ceil(capr)
-			nb.vals = w.bytes.take(capr*wd, w.left)
+			nb.vals = w.bytes.takeFrom(w.c.src, capr*wd, w.left)
 			copy(nb.vals, b.vals[:held*wd])
 		}
 		if e.valid != nil {
@@ -288,7 +288,7 @@ func (w *writer) grow(b blk, typ schema.PropertyType, held, rows, data, maxRows 
 		}
 	}
 	if growData {
-		d := w.bytes.take(max(nextPow2(data), 2*len(e.data)), w.left)
+		d := w.bytes.takeFrom(w.c.src, max(nextPow2(data), 2*len(e.data)), w.left)
 		copy(d, e.data[:e.offs[held]])
 		e.data = d
 	}

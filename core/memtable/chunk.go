@@ -39,6 +39,7 @@ type Chunk struct {
 
 	mu     sync.Mutex
 	total  *atomic.Int64 // the memtable's total, nil once detached
+	src    *slabSource   // where value slabs come from; nil: the Go heap
 	rows   int
 	sorted bool  // times of rows [0, rows) are non-decreasing
 	last   int64 // time of the last row
@@ -382,11 +383,20 @@ type slab[T any] struct {
 
 // take returns n zeroed elements with cap n; left is the number of
 // requests of about this size the Write may still make, this one included.
-func (s *slab[T]) take(n, left int) []T {
+func (s *slab[T]) take(n, left int) []T { return s.takeFrom(nil, n, left) }
+
+// takeFrom is take, with full-size slabs from src when src is not nil.
+func (s *slab[T]) takeFrom(src *slabSource, n, left int) []T {
 	if n > len(s.free) {
 		var zero T
-		size := max(n, min(s.taken, n*left, slabBytes/int(unsafe.Sizeof(zero))))
-		s.free = make([]T, size)
+		elems := slabBytes / int(unsafe.Sizeof(zero))
+		size := max(n, min(s.taken, n*left, elems))
+		if src != nil && size == elems {
+			b := src.get()
+			s.free = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), elems)
+		} else {
+			s.free = make([]T, size)
+		}
 	}
 	v := s.free[:n:n]
 	s.free = s.free[n:]

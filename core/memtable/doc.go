@@ -40,6 +40,20 @@
 // 10,000 full blocks. A column that filled the previous row block gets the
 // whole next one at once, so a steady stream does not copy.
 //
+// # Block pool
+//
+// With Options.Pool, value buffers (fixed-width values, String and Binary
+// bytes) are carved from 256 KiB slabs that a Pool hands out and takes
+// back, so that a memtable after a flush writes into memory already
+// mapped rather than into fresh pages the kernel must fault in. Only
+// full-size slab requests use the pool (a small write keeps its small
+// slab), so pooling wastes no more than the slabs of the Go heap do. The
+// memtable's creator and every reader that keeps snapshots past the
+// moment it is dropped count a use (Retain, Release); the last Release
+// zeroes the slabs into the pool. Times, validity bitmaps, offsets and
+// slot arrays stay on the Go heap: they are small, and a reader may read
+// times without holding a use.
+//
 // # Writing
 //
 // Chunk.Write maps the tablet's columns in one pass, with one lookup per

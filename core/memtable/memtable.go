@@ -17,6 +17,9 @@ type Options struct {
 	// 1024; other values are rounded up to a power of two between 8 and
 	// 1<<20.
 	BlockRows int
+	// Pool, if set, supplies the slabs of the memtable's value blocks and
+	// takes them back when the memtable is released (Release).
+	Pool *Pool
 }
 
 const defaultBlockRows = 1024
@@ -30,6 +33,8 @@ const defaultBlockRows = 1024
 type Memtable struct {
 	blockRows int
 	mem       atomic.Int64
+	src       *slabSource  // nil without a pool
+	refs      atomic.Int32 // Retain and Release; the creator holds one
 
 	mu     sync.RWMutex
 	types  map[schema.TypeID]map[string]*Chunk
@@ -128,9 +133,28 @@ func New(opts Options) *Memtable {
 		br = defaultBlockRows
 	}
 	br = min(max(nextPow2(br), minTimeRows), maxBlockRows)
-	return &Memtable{blockRows: br, types: map[schema.TypeID]map[string]*Chunk{},
+	m := &Memtable{blockRows: br, types: map[schema.TypeID]map[string]*Chunk{},
 		gen: map[schema.TypeID]uint64{}, sorted: map[schema.TypeID]sortedDevs{},
 		dels: map[schema.TypeID][]DeleteRange{}, all: map[schema.TypeID][]DeleteRange{}}
+	if opts.Pool != nil {
+		m.src = &slabSource{pool: opts.Pool}
+	}
+	m.refs.Store(1)
+	return m
+}
+
+// Retain counts one more user of m's memory (a reader holding snapshots),
+// who must call Release when done.
+func (m *Memtable) Retain() { m.refs.Add(1) }
+
+// Release drops one use of m (New counts the creator's). The last one
+// gives the memtable's slabs back to its pool: by then nothing may write
+// m or read a snapshot of it. Without a pool it does nothing else; a
+// memtable never released is simply left to the collector.
+func (m *Memtable) Release() {
+	if m.refs.Add(-1) == 0 && m.src != nil {
+		m.src.giveBack()
+	}
 }
 
 // Chunk returns the chunk of (typ, device), creating it if absent.
@@ -148,6 +172,7 @@ func (m *Memtable) Chunk(typ schema.TypeID, device string) *Chunk {
 	c := devs[device]
 	if c == nil {
 		c = newChunk(m.blockRows, &m.mem)
+		c.src = m.src
 		devs[device] = c
 		m.gen[typ]++
 	}
@@ -253,6 +278,9 @@ func (m *Memtable) Clone() *Memtable {
 func (m *Memtable) Clear() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.src != nil {
+		defer m.src.giveBack()
+	}
 	for _, devs := range m.types {
 		for _, c := range devs {
 			c.Clear()

@@ -46,7 +46,7 @@ func TestParseScriptAccepts(t *testing.T) {
 		{"index named on", "CREATE INDEX `on` ON A (k) NOTUNIQUE", []Op{{Kind: CreateIndex, Type: "A", Index: "on", Properties: []string{"k"}}}},
 		{"drop index", "DROP INDEX `A[k]` IF EXISTS", []Op{{Kind: DropIndex, Index: "A[k]", IfExists: true}}},
 		{"script", `
--- the seed's script
+-- the script of the ArcadeDB issue on schema change cost
 CREATE DOCUMENT TYPE A IF NOT EXISTS; -- trailing comment
 CREATE PROPERTY A.k INT64;
 CREATE INDEX ON A (k) NOTUNIQUE;;

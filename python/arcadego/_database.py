@@ -900,6 +900,7 @@ class Database(_Schema):
     def stats(self) -> dict[str, Any]:
         """The database's counters and storage as a dict: ``memtable_bytes``,
         ``immutable_memtables``, ``immutable_bytes``, ``memtable_budget``,
+        ``pool_bytes`` (memory of flushed memtables kept for the next ones),
         ``flushes``, ``flushed_rows``, ``flushed_bytes``, ``direct_writes``, ``checkpoints``,
         ``stalls``, ``stall_nanos``, ``wal_bytes``, ``wal_segments``,
         ``fsyncs``, ``flush_error`` (only while the last flush failed) and

@@ -12,7 +12,7 @@ import (
 // statsKeys are the keys arcadego.h documents for arcadego_stats ("flush_error"
 // is present only while a flush is failing).
 var statsKeys = []string{
-	"memtable_bytes", "immutable_memtables", "immutable_bytes", "memtable_budget",
+	"memtable_bytes", "immutable_memtables", "immutable_bytes", "memtable_budget", "pool_bytes",
 	"flushes", "flushed_rows", "flushed_bytes", "direct_writes", "checkpoints", "stalls", "stall_nanos",
 	"wal_bytes", "wal_segments", "fsyncs", "types",
 }

@@ -12,7 +12,7 @@ import pytest
 import arcadego
 
 STATS_KEYS = {
-    "memtable_bytes", "immutable_memtables", "immutable_bytes", "memtable_budget",
+    "memtable_bytes", "immutable_memtables", "immutable_bytes", "memtable_budget", "pool_bytes",
     "flushes", "flushed_rows", "flushed_bytes", "direct_writes", "checkpoints", "stalls", "stall_nanos",
     "wal_bytes", "wal_segments", "fsyncs", "types",
 }

@@ -1,0 +1,110 @@
+package memtable
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// wideTablet returns rows rows from time t0 with cols Int64 columns whose
+// values are base+row*cols+col.
+func wideTablet(t0 int64, rows, cols int, base int64) (*tablet.Tablet, []schema.PropertyID) {
+	ids := idRange(0, cols)
+	tb := int64Tablet(seq(int(t0), rows), ids, nil)
+	for c := range cols {
+		vals := make([]any, rows)
+		for r := range rows {
+			vals[r] = base + int64(r*cols+c)
+		}
+		tb.Columns[c] = i64(tb.Columns[c].Name, vals...)
+	}
+	return tb, ids
+}
+
+func TestPoolRecyclesOnlyReleasedMemtables(t *testing.T) {
+	pool := NewPool(64 << 20)
+	const rows, cols = 1024, 200 // 1.6 MB of values: most of it in full slabs
+	m1 := New(Options{Pool: pool})
+	tb, ids := wideTablet(0, rows, cols, 0)
+	require.NoError(t, m1.Chunk(1, "d").Write(tb, ids))
+	snap := m1.Chunk(1, "d").Snapshot()
+	want := snap.Read([]ColumnRef{ref(ids[0], "c0", schema.Int64), ref(ids[cols-1], "last", schema.Int64)}, 0, rows)
+
+	m1.Retain() // a reader
+	m1.Release()
+	require.Zero(t, pool.Bytes(), "a reader still holds the memtable: nothing may be recycled")
+
+	m2 := New(Options{Pool: pool})
+	tb2, _ := wideTablet(0, rows, cols, 1<<40)
+	require.NoError(t, m2.Chunk(1, "d").Write(tb2, ids))
+	got := snap.Read([]ColumnRef{ref(ids[0], "c0", schema.Int64), ref(ids[cols-1], "last", schema.Int64)}, 0, rows)
+	require.Equal(t, column(want, 0), column(got, 0))
+	require.Equal(t, column(want, 1), column(got, 1))
+
+	m1.Release() // the reader is done
+	kept := pool.Bytes()
+	require.Greater(t, kept, int64(rows*cols*8/2), "most of the values' slabs come back")
+	require.Zero(t, kept%slabBytes)
+
+	// The next memtable writes into them; columns with nulls between
+	// values, strings and Booleans read back as written.
+	m3 := New(Options{Pool: pool})
+	require.NoError(t, m3.Chunk(1, "d").Write(tb2, ids))
+	require.Less(t, pool.Bytes(), kept, "the next memtable takes the kept slabs")
+	var colsMixed []tablet.Column
+	var cells [][]any
+	for i, typ := range allTypes {
+		vals := make([]any, 64)
+		for r := range vals {
+			if r%5 != 2 {
+				vals[r] = sample(typ, r+i)
+			}
+		}
+		colsMixed = append(colsMixed, mkCol("m", typ, 0, vals...))
+		cells = append(cells, vals)
+	}
+	mixedIDs := idRange(1000, len(allTypes))
+	require.NoError(t, m3.Chunk(1, "e").Write(tab(seq(0, 64), colsMixed...), mixedIDs))
+	for i, typ := range allTypes {
+		out := m3.Chunk(1, "e").Snapshot().Read([]ColumnRef{ref(mixedIDs[i], "m", typ)}, 0, 64)
+		require.Equal(t, cells[i], column(out, 0), "type %v", typ)
+	}
+	out := m3.Chunk(1, "d").Snapshot().Read([]ColumnRef{ref(ids[7], "c7", schema.Int64)}, 0, rows)
+	require.Equal(t, column(tb2, 7), column(out, 0))
+}
+
+func TestPoolKeepsZeroedSlabsUpToItsLimit(t *testing.T) {
+	pool := NewPool(2 * slabBytes)
+	slabs := [][]byte{pool.get(), pool.get(), pool.get()}
+	for _, s := range slabs {
+		require.Len(t, s, slabBytes)
+		for i := range s {
+			s[i] = 0xAB
+		}
+	}
+	pool.put(slabs)
+	require.Equal(t, int64(2*slabBytes), pool.Bytes(), "the third slab is over the limit")
+	for range 2 {
+		s := pool.get()
+		require.Len(t, s, slabBytes)
+		for i, b := range s {
+			if b != 0 {
+				t.Fatalf("byte %d of a recycled slab is %#x, not zero", i, b)
+			}
+		}
+	}
+	require.Zero(t, pool.Bytes())
+}
+
+func TestClearGivesSlabsBack(t *testing.T) {
+	pool := NewPool(64 << 20)
+	m := New(Options{Pool: pool})
+	tb, ids := wideTablet(0, 1024, 100, 0)
+	require.NoError(t, m.Chunk(1, "d").Write(tb, ids))
+	m.Clear()
+	require.Positive(t, pool.Bytes())
+	require.Zero(t, m.MemoryUsage())
+}
