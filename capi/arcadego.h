@@ -289,8 +289,11 @@ int arcadego_insert_stream_long(arcadego_db *db, const char *type, size_t type_l
 **                                 directories)
 **    "properties": ["k", ...],    optional, default all, in creation order
 **    "start": 0, "end": 100,      optional, start <= time < end
-**    "batch_rows": 65536}         optional
-** Columns: "device", the time column (named by the "time_column"
+**    "batch_rows": 65536,         optional
+**    "with_device": false}        optional, default true; false leaves the
+**                                 device column out, for a scan whose
+**                                 "devices" names one device
+** Columns: "device" (unless left out), the time column (named by the "time_column"
 ** option; int64, or timestamp with the unit and zone of the type's first
 ** timestamp insert), then the properties. Rows are sorted by device, then
 ** time, in batches of at most batch_rows rows: a device's rows in order,

@@ -79,13 +79,10 @@ void *ag_export_alloc(size_t size) {
     }
     pthread_mutex_unlock(&ag_pool_mu);
     if (best != NULL) {
-      int64_t cap = best->cap;
-      memset(best, 0, size);
-      best->cap = cap;
-      return best;
+      return best; /* not cleared: the export writes what it needs (cdata.Memory) */
     }
   }
-  struct ag_export *e = calloc(1, size);
+  struct ag_export *e = malloc(size);
   if (e != NULL) {
     e->cap = (int64_t)size;
   }

@@ -89,7 +89,8 @@ struct ag_export {
 
 /* Blocks of AG_POOL_MIN bytes and more are kept, when released, for later
 ** results (up to AG_POOL_BYTES in all, each for a request of at most 1.5
-** times its size, zeroed again before reuse), and freed by ag_pool_trim
+** times its size, not cleared: the export writes every byte a consumer
+** reads), and freed by ag_pool_trim
 ** once unused for a while. A scan's batches are megabytes each: writing
 ** them into fresh memory costs a page fault per 4 KiB, which was as much
 ** as the copy itself, and a process that reads results again and again
@@ -97,8 +98,8 @@ struct ag_export {
 #define AG_POOL_MIN (1 << 20)
 #define AG_POOL_BYTES ((size_t)1 << 30)
 #define AG_POOL_SLOTS 1024
-/* ag_export_alloc returns a zeroed block of size bytes (header included,
-** its cap set), or NULL. */
+/* ag_export_alloc returns a block of size bytes, not zeroed (header
+** included, its cap set), or NULL. */
 void *ag_export_alloc(size_t size);
 /* ag_export_unref drops a reference to a block, releasing it at zero. */
 void ag_export_unref(void *block);

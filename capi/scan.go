@@ -45,7 +45,9 @@ const joinBelow = 8192
 // nextParts returns the parts of the next result batch, none at the end
 // of the stream: the scan's batches in order, those of fewer than
 // joinBelow rows joined up to batchRows rows. The scan may reuse a
-// batch's memory at its next Next, so a batch kept across it is cloned.
+// batch's memory at its next Next, so a batch kept across it is cloned,
+// unless it is stable (memtable rows, often views of the memtable's
+// blocks: copied once, into the result).
 func (r *result) nextParts() ([]cdata.Part, error) {
 	var parts []cdata.Part
 	rows := 0
@@ -73,7 +75,11 @@ func (r *result) nextParts() ([]cdata.Part, error) {
 			r.held = nil
 			break
 		}
-		parts = append(parts, cdata.Part{Device: r.held.Device, Rows: r.held.Rows.Clone()})
+		part := r.held.Rows
+		if !r.held.Stable {
+			part = part.Clone()
+		}
+		parts = append(parts, cdata.Part{Device: r.held.Device, Rows: part})
 		rows += m
 		r.held = nil
 	}
@@ -89,15 +95,24 @@ type scanRequest struct {
 	Start      *int64   `json:"start"`
 	End        *int64   `json:"end"`
 	BatchRows  *int     `json:"batch_rows"`
+	WithDevice *bool    `json:"with_device"`
 }
 
-func parseScanRequest(cjson *C.char) (engine.ScanRequest, error) {
+// parseScanRequest returns the engine's request and whether the result
+// has a device column.
+func parseScanRequest(cjson *C.char) (engine.ScanRequest, bool, error) {
 	var r scanRequest
 	if err := decodeCJSON("scan request", cjson, &r); err != nil {
-		return engine.ScanRequest{}, err
+		return engine.ScanRequest{}, false, err
 	}
 	if r.Type == nil {
-		return engine.ScanRequest{}, fmt.Errorf("scan request: \"type\" is required: %w", errInvalid)
+		return engine.ScanRequest{}, false, fmt.Errorf("scan request: \"type\" is required: %w", errInvalid)
+	}
+	withDevice := r.WithDevice == nil || *r.WithDevice
+	if !withDevice && (r.Devices == nil || len(r.Devices) > 1) {
+		// Rows of several devices without their names would be ambiguous.
+		return engine.ScanRequest{}, false, fmt.Errorf("scan request: \"with_device\": false needs \"devices\" naming one device, got %d: %w",
+			len(r.Devices), errInvalid)
 	}
 	// Each batch is copied into C memory by exportBatch before the next is
 	// read, so the scan may reuse its decode buffers.
@@ -105,11 +120,11 @@ func parseScanRequest(cjson *C.char) (engine.ScanRequest, error) {
 		Start: r.Start, End: r.End, ReuseBatches: true}
 	if r.BatchRows != nil {
 		if *r.BatchRows <= 0 {
-			return req, fmt.Errorf("scan request: batch_rows %d must be > 0: %w", *r.BatchRows, errInvalid)
+			return req, false, fmt.Errorf("scan request: batch_rows %d must be > 0: %w", *r.BatchRows, errInvalid)
 		}
 		req.BatchRows = *r.BatchRows
 	}
-	return req, nil
+	return req, withDevice, nil
 }
 
 //export ag_go_scan
@@ -123,7 +138,7 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 		if err != nil {
 			return err
 		}
-		req, err := parseScanRequest(requestJSON)
+		req, withDevice, err := parseScanRequest(requestJSON)
 		if err != nil {
 			return err
 		}
@@ -135,7 +150,7 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 		if t := rows.Type(); t.TimeSet {
 			unit, zone = t.TimeUnit, t.TimeZone
 		}
-		cols, err := cdata.NewResult(d.timeColumn, unit, zone, rows.Properties())
+		cols, err := cdata.NewResult(d.timeColumn, unit, zone, rows.Properties(), withDevice)
 		if err != nil {
 			rows.Close()
 			return err

@@ -28,10 +28,13 @@ type ScanRequest struct {
 	End          *int64   // nil: no upper bound; else time < *End
 	BatchRows    int      // rows per batch at most; default 65536
 	// ReuseBatches lets the scan decode flushed rows into the memory of
-	// batches it returned before: each batch is then valid only until
-	// the next call to Next. For callers that copy each batch away (the
-	// C ABI's export), it spares a fresh allocation per column per row
-	// group and the page faults of fresh memory.
+	// batches it returned before, and return rows of the memtables as
+	// views of the memtables' own blocks (memtable.Cursor.Views): a batch
+	// is then valid only until the next call to Next, or until Close if
+	// Batch.Stable, and must not be written to. For callers that copy
+	// each batch away (the C ABI's export), it spares a copy of memtable
+	// rows, a fresh allocation per column per row group and the page
+	// faults of fresh memory.
 	ReuseBatches bool
 }
 
@@ -42,6 +45,9 @@ const DefaultBatchRows = 65536
 type Batch struct {
 	Device string
 	Rows   *tablet.Tablet // owns its memory, unless the scan reuses batches
+	// Stable: the scan will not reuse the batch's memory; it stays valid
+	// until Close even with ReuseBatches (rows of memtables only).
+	Stable bool
 }
 
 // Rows iterates over scan results, device by device in device order. Not
@@ -69,9 +75,10 @@ type Rows struct {
 	// memtable i (oldest first): to the files, dels[0].
 	dels [][]memtable.DeleteRange
 
-	next int     // index of the next device to read
-	cur  *merger // rows of devices[next-1] not yet returned
-	err  error
+	next   int     // index of the next device to read
+	cur    *merger // rows of devices[next-1] not yet returned
+	stable bool    // cur's batches are not reused (see Batch.Stable)
+	err    error
 }
 
 type scanDevice struct {
@@ -282,13 +289,13 @@ func (r *Rows) Next() (Batch, bool) {
 				break
 			}
 			if b != nil {
-				return Batch{Device: r.devices[r.next-1].name, Rows: b}, true
+				return Batch{Device: r.devices[r.next-1].name, Rows: b, Stable: r.stable}, true
 			}
 			r.cur = nil
 			r.devices[r.next-1] = scanDevice{}
 		}
 		if r.next >= len(r.devices) {
-			r.Close()
+			r.finish()
 			return Batch{}, false
 		}
 		d := r.devices[r.next]
@@ -304,14 +311,32 @@ func (r *Rows) Next() (Batch, bool) {
 				srcs = append(srcs, filterDeleted(r.scanners[i].Read(d.name, r.start, r.end, r.batchRows), d.name, r.dels[0]))
 			}
 		}
+		r.stable = !r.reuse || len(srcs) == 0 // no file's reused buffers among them
 		for k, s := range d.snaps {
-			src := runSource(memSource{s.Cursor(r.refs, r.start, r.end, r.batchRows)})
-			srcs = append(srcs, filterDeleted(src, d.name, r.dels[d.mems[k]+1]))
+			cur := s.Cursor(r.refs, r.start, r.end, r.batchRows)
+			if r.reuse {
+				cur.Views()
+			}
+			srcs = append(srcs, filterDeleted(runSource(memSource{cur}), d.name, r.dels[d.mems[k]+1]))
 		}
 		r.cur = newMerger(srcs, r.batchRows)
 	}
-	r.Close()
+	r.finish()
 	return Batch{}, false
+}
+
+// finish releases what the scan holds once it has no more rows: all of it,
+// or, with ReuseBatches, only the files, since batches that are views of
+// the memtables stay valid until Close.
+func (r *Rows) finish() {
+	if !r.reuse {
+		r.Close()
+		return
+	}
+	for _, f := range r.files {
+		f.unref()
+	}
+	r.files, r.scanners, r.devices, r.cur = nil, nil, nil, nil
 }
 
 // Err returns the error that ended the iteration, if any.

@@ -669,6 +669,15 @@ func TestPlanFlushSplitsRowsEvenlyWithDisjointKeys(t *testing.T) {
 // the block pool: the flushed memtable's memory is recycled only when the
 // scan is done with it.
 func TestScanKeepsItsMemtableAcrossAFlush(t *testing.T) {
+	for _, reuse := range []bool{false, true} {
+		t.Run(fmt.Sprint("reuse=", reuse), func(t *testing.T) { testScanAcrossFlush(t, reuse) })
+	}
+}
+
+// testScanAcrossFlush: with reuse, the batches are views of the memtable
+// (Stable): they are all kept, unread, until the scan's end, and must
+// still hold their rows then.
+func testScanAcrossFlush(t *testing.T, reuse bool) {
 	db, _ := openDisk(t, Options{DirectWriteBytes: -1, AutoCreate: true})
 	wide := func(from, base int64) *tablet.Tablet {
 		cols := map[string][]int64{}
@@ -684,12 +693,13 @@ func TestScanKeepsItsMemtableAcrossAFlush(t *testing.T) {
 	for i := range int64(8) {
 		require.NoError(t, db.Insert("W", "d", wide(i*1024, 0)))
 	}
-	rows, err := db.Scan(context.Background(), ScanRequest{Type: "W", BatchRows: 1024})
+	rows, err := db.Scan(context.Background(), ScanRequest{Type: "W", BatchRows: 1024, ReuseBatches: reuse})
 	require.NoError(t, err)
 	defer rows.Close()
 	first, ok := rows.Next()
 	require.True(t, ok)
 	require.Equal(t, 1024, first.Rows.Rows())
+	require.True(t, first.Stable, "rows of the memtable only")
 
 	require.NoError(t, db.Flush())
 	require.Zero(t, db.Stats().ImmutableMemtables)
@@ -697,8 +707,19 @@ func TestScanKeepsItsMemtableAcrossAFlush(t *testing.T) {
 		require.NoError(t, db.Insert("W", "e", wide(i*1024, 1<<40)))
 	}
 	require.Zero(t, db.Stats().PoolBytes, "the scan still holds the flushed memtable")
-	n := 1024
+	batches := []Batch{first}
 	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+		batches = append(batches, b)
+	}
+	require.NoError(t, rows.Err())
+	if !reuse {
+		require.Positive(t, db.Stats().PoolBytes, "the scan is done: the flushed memtable's memory is kept for the next one")
+	}
+	for i := range int64(8) { // more writes: with reuse, the scan's end kept the memtable
+		require.NoError(t, db.Insert("W", "f", wide(i*1024, 1<<41)))
+	}
+	n := 0
+	for _, b := range batches {
 		for c := range b.Rows.Columns {
 			col := &b.Rows.Columns[c]
 			for r := range b.Rows.Rows() {
@@ -711,7 +732,10 @@ func TestScanKeepsItsMemtableAcrossAFlush(t *testing.T) {
 		}
 		n += b.Rows.Rows()
 	}
-	require.NoError(t, rows.Err())
 	require.Equal(t, 8*1024, n)
-	require.Positive(t, db.Stats().PoolBytes, "the scan is done: the flushed memtable's memory is kept for the next one")
+	if reuse {
+		require.Zero(t, db.Stats().PoolBytes, "until Close, the batches are the memtable's")
+		rows.Close()
+		require.Positive(t, db.Stats().PoolBytes, "closed: the flushed memtable's memory is kept for the next one")
+	}
 }

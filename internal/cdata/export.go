@@ -47,8 +47,10 @@ import (
 // children still in place, every struct's release its dictionary if not
 // yet released, and each drops one reference; the block is freed at zero.
 type Memory struct {
-	// Alloc returns the address of size zeroed bytes (header included),
-	// or 0 when out of memory.
+	// Alloc returns the address of size bytes (header included), or 0
+	// when out of memory. They need not be zeroed: an export writes every
+	// byte a consumer reads, and leaves the big value buffers, which it
+	// fills, uncleared.
 	Alloc func(size uintptr) uintptr
 	// Unref drops one reference to the block at addr, freeing it at zero.
 	Unref func(addr uintptr)
@@ -62,9 +64,11 @@ type Memory struct {
 const BlockHeader = 16
 
 // Result is the schema of a result stream, worked out once per
-// stream: "device" (dictionary<int32, utf8>), the time column, then the
-// properties. Its Arrow types are those of arrowbridge.ResultSchema.
+// stream: "device" (dictionary<int32, utf8>) unless left out, the time
+// column, then the properties. Its Arrow types are those of
+// arrowbridge.ResultSchema.
 type Result struct {
+	device  bool // the batches have a device column
 	names   []string
 	formats []string
 	dicts   []string // format of the column's dictionary values, "" for none
@@ -111,8 +115,9 @@ var timeFormats = map[string]string{"": "l", "s": "tss:", "ms": "tsm:", "us": "t
 
 // NewResult returns the schema of results of the given time column
 // (named timeColumn, or arrowbridge's default), time unit and zone, and
-// properties.
-func NewResult(timeColumn, unit, zone string, props []schema.Property) (*Result, error) {
+// properties, with a device column first if withDevice (a scan of one
+// named device may leave it out).
+func NewResult(timeColumn, unit, zone string, props []schema.Property, withDevice bool) (*Result, error) {
 	if timeColumn == "" {
 		timeColumn = arrowbridge.DefaultTimeColumn
 	}
@@ -125,13 +130,16 @@ func NewResult(timeColumn, unit, zone string, props []schema.Property) (*Result,
 	}
 	k := 2 + len(props)
 	r := &Result{
+		device:  withDevice,
 		names:   make([]string, 0, k),
 		formats: make([]string, 0, k),
 		dicts:   make([]string, 0, k),
 		flags:   make([]int64, 0, k),
 		types:   make([]schema.PropertyType, 0, len(props)),
 	}
-	r.add(schema.DeviceColumn, deviceIndexFormat, deviceValueFormat, 0) // not ordered, not nullable
+	if withDevice {
+		r.add(schema.DeviceColumn, deviceIndexFormat, deviceValueFormat, 0) // not ordered, not nullable
+	}
 	r.add(timeColumn, timeFormat, "", 0)
 	for _, p := range props {
 		f := propertyFormat(p.Type)
@@ -164,8 +172,8 @@ type block struct {
 	base, size, used uintptr
 }
 
-// newBlock allocates size bytes (plus the header) of zeroed memory, whose
-// reference count is refs.
+// newBlock allocates size bytes (plus the header), whose reference count
+// is refs.
 func newBlock(mem *Memory, size uintptr, refs int) (*block, error) {
 	size += BlockHeader
 	p := mem.Alloc(size)
@@ -177,8 +185,15 @@ func newBlock(mem *Memory, size uintptr, refs int) (*block, error) {
 	return b, nil
 }
 
-// take returns the address of the next n bytes, 8-byte aligned.
+// take returns the address of the next n bytes, 8-byte aligned, zeroed.
 func (b *block) take(n uintptr) uintptr {
+	p := b.takeRaw(n)
+	clear(unsafe.Slice(at[byte](p), n))
+	return p
+}
+
+// takeRaw is take without the zeroing, for buffers the caller fills.
+func (b *block) takeRaw(n uintptr) uintptr {
 	p := b.base + b.used
 	if b.used += align8(n); b.used > b.size {
 		panic("result block overflow") // a sizing bug of ours
@@ -186,23 +201,33 @@ func (b *block) take(n uintptr) uintptr {
 	return p
 }
 
-// buffer takes an n-byte buffer and returns its address (never NULL, as
-// consumers may expect even of an empty buffer) and its bytes.
+// buffer takes an n-byte buffer, not zeroed, which the caller fills
+// whole, and returns its address (never NULL, as consumers may expect
+// even of an empty buffer) and its bytes.
 func (b *block) buffer(n int) (uintptr, []byte) {
-	p := b.take(uintptr(n))
+	p := b.takeRaw(uintptr(n))
 	if n == 0 {
 		return p, nil
 	}
 	return p, unsafe.Slice(at[byte](p), n)
 }
 
-// cstring takes a copy of s, NUL-terminated (the block is zeroed).
+// bitmap is buffer for n bits, zeroed, so that the bits past the last row
+// are 0 whatever fills the rest.
+func (b *block) bitmap(n int) (uintptr, []byte) {
+	p, bits := b.buffer((n + 7) / 8)
+	clear(bits)
+	return p, bits
+}
+
+// cstring takes a copy of s, NUL-terminated.
 func (b *block) cstring(s string) uintptr {
 	p := b.base + b.used
 	if b.used += uintptr(len(s)) + 1; b.used > b.size {
 		panic("result block overflow")
 	}
-	copy(unsafe.Slice(at[byte](p), len(s)), s)
+	dst := unsafe.Slice(at[byte](p), len(s)+1)
+	dst[copy(dst, s)] = 0
 	return p
 }
 
@@ -292,12 +317,14 @@ func (r *Result) batchSize(parts []Part) (uintptr, error) {
 		return 0, fmt.Errorf("result batch of %d rows and %d bytes of device names exceeds the limits of utf8 and int32 indices: %w",
 			n, names, errs.ErrInvalidArgument)
 	}
-	k := uintptr(2 + len(r.types))
+	k := uintptr(len(r.names))
 	bits := align8((n + 7) / 8)
-	size := sizeofWord + k*sizeofWord + k*sizeofArray                        // root buffers, children, structs
-	size += 2*sizeofWord + align8(4*n)                                       // device: NULL validity, indices
-	size += sizeofArray + 3*sizeofWord + align8(4*(ndict+1)) + align8(names) // its dictionary
-	size += 2*sizeofWord + 8*n                                               // time
+	size := sizeofWord + k*sizeofWord + k*sizeofArray // root buffers, children, structs
+	if r.device {
+		size += 2*sizeofWord + align8(4*n)                                       // device: NULL validity, indices
+		size += sizeofArray + 3*sizeofWord + align8(4*(ndict+1)) + align8(names) // its dictionary
+	}
+	size += 2*sizeofWord + 8*n // time
 	for i, pt := range r.types {
 		valid, data := false, uintptr(0)
 		for _, p := range parts {
@@ -363,8 +390,9 @@ func (r *Result) ExportBatch(mem *Memory, parts []Part, out uintptr) error {
 	if err != nil {
 		return err
 	}
-	k := 2 + len(r.types)
-	b, err := newBlock(mem, size, 1+k+1) // the root, the columns, the device's dictionary
+	k := len(r.names)
+	first := k - len(r.types)                   // the column of the first property
+	b, err := newBlock(mem, size, 1+k+r.ndicts) // the root, the columns, the device's dictionary
 	if err != nil {
 		return err
 	}
@@ -395,7 +423,112 @@ func (r *Result) ExportBatch(mem *Memory, parts []Part, out uintptr) error {
 		}
 	}
 
-	// The device: per row the index of its part's name in the dictionary.
+	if r.device {
+		exportDevice(b, parts, n, child, mem, slots[0])
+	}
+
+	// The fixed-width buffers, most of a batch's bytes, are copied at the
+	// end, several at once: the copy is bound by faulting in the fresh
+	// memory, which the kernel does for threads in parallel.
+	var copies [][2][]byte
+	times, tb := b.buffer(8 * n)
+	row := 0
+	for _, p := range parts {
+		m := p.Rows.Rows()
+		copies = append(copies, [2][]byte{tb[8*row : 8*(row+m)], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p.Rows.Times))), 8*m)})
+		row += m
+	}
+	child(first-1, 0, 0, times)
+
+	for i, pt := range r.types {
+		valid, nulls := uintptr(0), 0
+		for _, p := range parts {
+			if p.Rows.Columns[i].Validity != nil {
+				valid = 1
+			}
+		}
+		if valid != 0 {
+			p, bits := b.bitmap(n)
+			row := 0
+			for _, part := range parts {
+				c, m := &part.Rows.Columns[i], part.Rows.Rows()
+				if c.Validity == nil {
+					bitutil.SetBitsTo(bits, int64(row), int64(m), true)
+				} else {
+					nulls += m - bitutil.CountSetBits(c.Validity, c.Offset, m)
+					bitutil.CopyBitmap(c.Validity, c.Offset, m, bits, row)
+				}
+				row += m
+			}
+			valid = 0
+			if nulls > 0 {
+				valid = p
+			}
+		}
+		switch {
+		case pt == schema.Boolean:
+			p, v := b.bitmap(n)
+			row := 0
+			for _, part := range parts {
+				c, m := &part.Rows.Columns[i], part.Rows.Rows()
+				bitutil.CopyBitmap(c.Values, c.Offset, m, v, row)
+				row += m
+			}
+			child(first+i, nulls, valid, p)
+		case tablet.VarWidth(pt):
+			o := b.take(uintptr(4 * (n + 1)))
+			dst := unsafe.Slice(at[int32](o), n+1)
+			var total int32
+			row := 0
+			for _, part := range parts {
+				c, m := &part.Rows.Columns[i], part.Rows.Rows()
+				lo, hi := c.Offsets[c.Offset], c.Offsets[c.Offset+m]
+				for j, x := range c.Offsets[c.Offset : c.Offset+m+1] {
+					if x < lo || x > hi {
+						b.free()
+						return fmt.Errorf("result column %q has value offset %d out of order at row %d: %w", c.Name, x, j, errs.ErrInternal)
+					}
+					dst[row+j] = total + x - lo
+				}
+				total += hi - lo
+				row += m
+			}
+			p, d := b.buffer(int(total))
+			for _, part := range parts {
+				c, m := &part.Rows.Columns[i], part.Rows.Rows()
+				lo, hi := c.Offsets[c.Offset], c.Offsets[c.Offset+m]
+				d = d[copy(d, c.Data[lo:hi]):]
+			}
+			child(first+i, nulls, valid, o, p)
+		default:
+			w := tablet.Width(pt)
+			p, v := b.buffer(w * n)
+			row := 0
+			for _, part := range parts {
+				c, m := &part.Rows.Columns[i], part.Rows.Rows()
+				copies = append(copies, [2][]byte{v[w*row : w*(row+m)], c.Values[c.Offset*w : (c.Offset+m)*w]})
+				row += m
+			}
+			child(first+i, nulls, valid, p)
+		}
+	}
+	copyAll(copies)
+	*at[Array](out) = Array{
+		Length:      int64(n),
+		NBuffers:    1,
+		NChildren:   int64(k),
+		Buffers:     rootBufs,
+		Children:    kids,
+		Release:     mem.ArrayRelease,
+		PrivateData: b.base,
+	}
+	return nil
+}
+
+// exportDevice writes the device column into slot (column 0) of batch
+// block b: per row the index of its part's name in a dictionary of the
+// names, a name repeated by consecutive parts once.
+func exportDevice(b *block, parts []Part, n int, child func(int, int, ...uintptr), mem *Memory, slot uintptr) {
 	ip, ib := b.buffer(4 * n)
 	indices := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(ib))), n)
 	var dictNames []string
@@ -433,104 +566,7 @@ func (r *Result) ExportBatch(mem *Memory, parts []Part, out uintptr) error {
 		Release:     mem.ArrayChildRelease,
 		PrivateData: b.base,
 	}
-	at[Array](slots[0]).Dictionary = dict
-
-	// The fixed-width buffers, most of a batch's bytes, are copied at the
-	// end, several at once: the copy is bound by faulting in the fresh
-	// memory, which the kernel does for threads in parallel.
-	var copies [][2][]byte
-	times, tb := b.buffer(8 * n)
-	row = 0
-	for _, p := range parts {
-		m := p.Rows.Rows()
-		copies = append(copies, [2][]byte{tb[8*row : 8*(row+m)], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p.Rows.Times))), 8*m)})
-		row += m
-	}
-	child(1, 0, 0, times)
-
-	for i, pt := range r.types {
-		valid, nulls := uintptr(0), 0
-		for _, p := range parts {
-			if p.Rows.Columns[i].Validity != nil {
-				valid = 1
-			}
-		}
-		if valid != 0 {
-			p, bits := b.buffer((n + 7) / 8)
-			row := 0
-			for _, part := range parts {
-				c, m := &part.Rows.Columns[i], part.Rows.Rows()
-				if c.Validity == nil {
-					bitutil.SetBitsTo(bits, int64(row), int64(m), true)
-				} else {
-					nulls += m - bitutil.CountSetBits(c.Validity, c.Offset, m)
-					bitutil.CopyBitmap(c.Validity, c.Offset, m, bits, row)
-				}
-				row += m
-			}
-			valid = 0
-			if nulls > 0 {
-				valid = p
-			}
-		}
-		switch {
-		case pt == schema.Boolean:
-			p, v := b.buffer((n + 7) / 8)
-			row := 0
-			for _, part := range parts {
-				c, m := &part.Rows.Columns[i], part.Rows.Rows()
-				bitutil.CopyBitmap(c.Values, c.Offset, m, v, row)
-				row += m
-			}
-			child(2+i, nulls, valid, p)
-		case tablet.VarWidth(pt):
-			o := b.take(uintptr(4 * (n + 1)))
-			dst := unsafe.Slice(at[int32](o), n+1)
-			var total int32
-			row := 0
-			for _, part := range parts {
-				c, m := &part.Rows.Columns[i], part.Rows.Rows()
-				lo, hi := c.Offsets[c.Offset], c.Offsets[c.Offset+m]
-				for j, x := range c.Offsets[c.Offset : c.Offset+m+1] {
-					if x < lo || x > hi {
-						b.free()
-						return fmt.Errorf("result column %q has value offset %d out of order at row %d: %w", c.Name, x, j, errs.ErrInternal)
-					}
-					dst[row+j] = total + x - lo
-				}
-				total += hi - lo
-				row += m
-			}
-			p, d := b.buffer(int(total))
-			for _, part := range parts {
-				c, m := &part.Rows.Columns[i], part.Rows.Rows()
-				lo, hi := c.Offsets[c.Offset], c.Offsets[c.Offset+m]
-				d = d[copy(d, c.Data[lo:hi]):]
-			}
-			child(2+i, nulls, valid, o, p)
-		default:
-			w := tablet.Width(pt)
-			p, v := b.buffer(w * n)
-			row := 0
-			for _, part := range parts {
-				c, m := &part.Rows.Columns[i], part.Rows.Rows()
-				copies = append(copies, [2][]byte{v[w*row : w*(row+m)], c.Values[c.Offset*w : (c.Offset+m)*w]})
-				row += m
-			}
-			child(2+i, nulls, valid, p)
-		}
-	}
-	copyAll(copies)
-	*at[Array](out) = Array{
-		Length:      int64(n),
-		NBuffers:    1,
-		NChildren:   int64(k),
-		Buffers:     rootBufs,
-		Children:    kids,
-		Release:     mem.ArrayRelease,
-		PrivateData: b.base,
-	}
-	return nil
+	at[Array](slot).Dictionary = dict
 }
 
 // parallelCopyBytes is the size of a batch from which its buffers are

@@ -2,6 +2,7 @@ package cdata
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -14,8 +15,9 @@ import (
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
-// goMemory is a Memory over Go memory: each block is a zeroed []uint64
-// kept in a map until its reference count drops to zero.
+// goMemory is a Memory over Go memory: each block is a []uint64 kept in
+// a map until its reference count drops to zero. Its bytes start as junk,
+// as a reused C block's do: an export must write every byte it relies on.
 type goMemory struct {
 	Memory
 	blocks map[uintptr][]uint64
@@ -39,6 +41,9 @@ func newGoMemory() *goMemory {
 				return 0
 			}
 			b := make([]uint64, (size+7)/8)
+			for i := range b {
+				b[i] = 0xA5A5_A5A5_A5A5_A5A5
+			}
 			addr := uintptr(unsafe.Pointer(&b[0]))
 			g.blocks[addr] = b
 			return addr
@@ -88,7 +93,7 @@ func TestExportSchema(t *testing.T) {
 		t.Run(c.timeFormat, func(t *testing.T) {
 			var keep arena
 			g := newGoMemory()
-			r, err := NewResult(c.timeColumn, c.unit, c.zone, allProps)
+			r, err := NewResult(c.timeColumn, c.unit, c.zone, allProps, true)
 			require.NoError(t, err)
 			out := keep.schema()
 			require.NoError(t, r.ExportSchema(&g.Memory, Addr(out)))
@@ -233,7 +238,7 @@ func want(parts []Part, unit string) contents {
 }
 
 func TestExportBatch(t *testing.T) {
-	r, err := NewResult("", "ns", "", allProps)
+	r, err := NewResult("", "ns", "", allProps, true)
 	require.NoError(t, err)
 	parts := []Part{
 		{Device: "a", Rows: partRows(5, 0, true)},
@@ -290,6 +295,42 @@ func TestExportBatch(t *testing.T) {
 	assert.Len(t, e.g.blocks, 1, "the batch's block is freed, the schema's is not")
 }
 
+// TestExportBatchWithoutDevice: a result without the device column has
+// the time column first and no dictionary, and reads back as the same
+// rows as the full export less the device.
+func TestExportBatchWithoutDevice(t *testing.T) {
+	r, err := NewResult("", "ns", "", allProps, false)
+	require.NoError(t, err)
+	parts := []Part{{Device: "a", Rows: partRows(5, 0, true)}, {Device: "a", Rows: partRows(3, 100, false)}}
+	e := exportParts(t, r, parts)
+	block := e.array.PrivateData
+	k := 1 + len(allProps)
+	assert.Equal(t, int64(1+k), e.g.refs(t, block), "the root and the columns: no dictionary")
+	kids := words(e.array.Children, e.array.NChildren)
+	require.Len(t, kids, k)
+	names := []string{}
+	for _, c := range words(e.schema.Children, e.schema.NChildren) {
+		names = append(names, cString(at[Schema](c).Name))
+		assert.Zero(t, at[Schema](c).Dictionary)
+	}
+	assert.Equal(t, []string{"time", "b", "i", "l", "f", "d", "s", "y", "ts", "dt"}, names)
+	times := unsafe.Slice(at[int64](words(at[Array](kids[0]).Buffers, 2)[1]), 8)
+	assert.Equal(t, append(slices.Clone(parts[0].Rows.Times), parts[1].Rows.Times...), times)
+	for i, c := range kids[1:] {
+		assert.Equal(t, int64(2), at[Array](c).NullCount, allProps[i].Name)
+	}
+
+	full, err := NewResult("", "ns", "", allProps, true)
+	require.NoError(t, err)
+	wantRows, _ := mustLoadExport(t, exportParts(t, full, parts), "")
+	gotRows, _ := mustLoadExport(t, e, "")
+	assert.Equal(t, wantRows.Columns[1:], gotRows.Columns)
+	for range 1 + k {
+		e.g.Unref(block)
+	}
+	assert.Len(t, e.g.blocks, 1, "the batch's block is freed, the schema's is not")
+}
+
 func mustLoadExport(t *testing.T, e *exportedBatch, timeColumn string) (contents, bool) {
 	t.Helper()
 	in, err := NewInput(Addr(e.schema), timeColumn)
@@ -328,7 +369,7 @@ func TestExportBatchShapes(t *testing.T) {
 			{Device: "x", Rows: strs(3, false)}}, []string{"x", "y", "x"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := NewResult("time", c.unit, "", c.props)
+			r, err := NewResult("time", c.unit, "", c.props, true)
 			require.NoError(t, err)
 			e := exportParts(t, r, c.parts)
 			got, _ := mustLoadExport(t, e, "time")
@@ -365,7 +406,7 @@ func TestExportBatchShapes(t *testing.T) {
 // TestExportLargeBatch exports enough bytes to copy them on several
 // goroutines.
 func TestExportLargeBatch(t *testing.T) {
-	r, err := NewResult("", "", "", []schema.Property{{ID: 1, Name: "l", Type: schema.Int64}})
+	r, err := NewResult("", "", "", []schema.Property{{ID: 1, Name: "l", Type: schema.Int64}}, true)
 	require.NoError(t, err)
 	var parts []Part
 	n := 0
@@ -391,12 +432,12 @@ func TestExportLargeBatch(t *testing.T) {
 }
 
 func TestExportErrors(t *testing.T) {
-	_, err := NewResult("", "h", "", nil)
+	_, err := NewResult("", "h", "", nil, true)
 	assert.ErrorIs(t, err, errs.ErrInternal)
-	_, err = NewResult("", "", "", []schema.Property{{Name: "x", Type: schema.PropertyType(99)}})
+	_, err = NewResult("", "", "", []schema.Property{{Name: "x", Type: schema.PropertyType(99)}}, true)
 	assert.ErrorIs(t, err, errs.ErrInternal)
 
-	r, err := NewResult("", "", "", []schema.Property{{ID: 1, Name: "s", Type: schema.String}})
+	r, err := NewResult("", "", "", []schema.Property{{ID: 1, Name: "s", Type: schema.String}}, true)
 	require.NoError(t, err)
 	good := func() *tablet.Tablet {
 		return &tablet.Tablet{Times: []int64{1, 2}, Columns: []tablet.Column{tablet.Strings("s", []string{"a", "b"}, nil)}}

@@ -733,11 +733,16 @@ class Database(_Schema):
     def scan(self, type: str, columns: Sequence[str] | None = None,
              device: str | Sequence[str] | None = None,
              start: int | _dt.datetime | Any | None = None, end: int | _dt.datetime | Any | None = None,
-             batch_rows: int | None = None, device_prefix: str | None = None) -> Result:
+             batch_rows: int | None = None, device_prefix: str | None = None,
+             with_device: bool = True) -> Result:
         """Scan one type: rows with ``start <= time < end`` of the given
         devices (all by default; ``device_prefix``: those whose names start
         with it), with the given property columns (all by default).
         Returns a lazy :class:`Result`.
+
+        ``with_device=False`` leaves the ``device`` column out of the
+        result (the time column comes first); it needs ``device`` to name
+        one device, whose rows the result then holds.
 
         ``start`` and ``end`` are ints in the type's time unit (numpy
         integers too) or, for a type whose times are timestamps, a
@@ -755,6 +760,13 @@ class Database(_Schema):
         if device is not None:
             devices = [device] if isinstance(device, str) else list(device)
             request["devices"] = [_check_str(d, "device") for d in devices]
+        if not isinstance(with_device, bool):
+            raise InvalidArgumentError(f"with_device must be a bool, got {builtins.type(with_device).__name__}")
+        if not with_device:
+            if len(request.get("devices", [])) != 1:
+                raise InvalidArgumentError("with_device=False needs device= naming one device: "
+                                           "without the column, rows of several devices could not be told apart")
+            request["with_device"] = False
         if device_prefix is not None:
             request["device_prefix"] = _check_str(device_prefix, "device_prefix")
         if columns is not None:

@@ -743,6 +743,14 @@ func TestScanRequests(t *testing.T) {
 		assert.Equal(t, []any{"a", int64(1)}, r.rows[0])
 		assert.Equal(t, []any{"b", int64(5)}, r.rows[9])
 	})
+	t.Run("without the device column", func(t *testing.T) {
+		r := scanResult(t, db, `{"type": "A", "devices": ["b"], "properties": ["k"], "start": 2, "end": 4, "with_device": false}`)
+		assert.Equal(t, []string{"time", "k"}, r.names)
+		assert.Equal(t, [][]any{{int64(2), int64(2)}, {int64(3), int64(3)}}, r.rows)
+		r = scanResult(t, db, `{"type": "A", "devices": ["zz"], "with_device": false}`)
+		assert.Equal(t, []string{"time", "k", "s"}, r.names)
+		assert.Empty(t, r.rows)
+	})
 	t.Run("no rows is a schema and no batches", func(t *testing.T) {
 		r := scanResult(t, db, `{"type": "A", "start": 100}`)
 		assert.Equal(t, []string{"device", "time", "k", "s"}, r.names)
@@ -762,6 +770,9 @@ func TestScanRequests(t *testing.T) {
 		{"unknown property", `{"type": "A", "properties": ["nope"]}`, codeNotFound, "nope"},
 		{"zero batch rows", `{"type": "A", "batch_rows": 0}`, codeInvalidArgument, "batch_rows"},
 		{"start not an integer", `{"type": "A", "start": 1.5}`, codeInvalidArgument, "start"},
+		{"no device without devices", `{"type": "A", "with_device": false}`, codeInvalidArgument, "naming one device"},
+		{"no device with two devices", `{"type": "A", "devices": ["a", "b"], "with_device": false}`, codeInvalidArgument, "naming one device, got 2"},
+		{"with_device not a bool", `{"type": "A", "with_device": 0}`, codeInvalidArgument, "with_device"},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {

@@ -223,3 +223,29 @@ def test_small_devices_share_batches(arcadego_db: arcadego.Database, flushed: bo
     table = arcadego_db.scan("A", start=2, end=3).to_arrow()
     assert table["device"].cast(pa.string()).to_pylist() == names
     assert table["k"].to_pylist() == [i + 1000 for i in range(300)]
+
+
+def test_with_device_false_leaves_the_column_out(three_devices: arcadego.Database) -> None:
+    """A scan of one device may leave the device column out: the time
+    column comes first, the rows are that device's, for every consumer."""
+    full = three_devices.scan("A", device="a", start=2).to_arrow()
+    res = three_devices.scan("A", device="a", start=2, with_device=False)
+    table = res.to_arrow()
+    assert table.column_names == ["time", "k"]
+    assert table.equals(full.drop_columns(["device"]))
+    assert res.to_pydict() == {"time": [2, 3], "k": [11, 21]}
+    assert list(res.to_pandas().columns) == ["time", "k"]
+    assert three_devices.scan("A", device=["nope"], with_device=False).to_arrow().num_rows == 0
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({}, "naming one device"),
+    ({"device": ["a", "b"]}, "naming one device"),
+    ({"device_prefix": "a"}, "naming one device"),
+    ({"device": "a", "with_device": 0}, "must be a bool"),
+])
+def test_with_device_false_needs_one_device(mem_db: arcadego.Database, kwargs: dict, match: str) -> None:
+    mem_db.insert("A", {"time": [1], "k": [1]}, device="a")
+    kwargs.setdefault("with_device", False)
+    with pytest.raises(arcadego.InvalidArgumentError, match=match):
+        mem_db.scan("A", **kwargs)
