@@ -196,7 +196,7 @@ func (c *Cursor) Next() *tablet.Tablet {
 func (c *Cursor) view(sub rowSet) *tablet.Tablet {
 	r0, n := int(sub.order[0]), len(sub.times)
 	bi, i := r0>>c.s.shift, r0&(c.s.blockRows-1)
-	out := &tablet.Tablet{Times: c.tv[bi][i : i+n : i+n], Columns: make([]tablet.Column, len(c.cols))}
+	out := &tablet.Tablet{Times: sub.times, Columns: make([]tablet.Column, len(c.cols))}
 	for k, ref := range c.cols {
 		if col, ok := c.s.viewColumn(ref, bi, i, n); ok {
 			out.Columns[k] = col
@@ -278,12 +278,17 @@ func (c *Cursor) strictRun(n int) ([]int64, bool) {
 	if end := c.pos + n; end < c.hi && c.timeAt(end) == c.timeAt(end-1) {
 		return nil, false
 	}
-	times := make([]int64, n)
 	mask := c.s.blockRows - 1
-	for k := 0; k < n; {
-		r := c.pos + k
-		blk := c.tv[r>>c.s.shift][r&mask:]
-		k += copy(times[k:], blk[:min(len(blk), n-k)])
+	var times []int64
+	if i := c.pos & mask; c.views && i+n <= c.s.blockRows {
+		times = c.tv[c.pos>>c.s.shift][i : i+n : i+n] // the view's times: no copy
+	} else {
+		times = make([]int64, n)
+		for k := 0; k < n; {
+			r := c.pos + k
+			blk := c.tv[r>>c.s.shift][r&mask:]
+			k += copy(times[k:], blk[:min(len(blk), n-k)])
+		}
 	}
 	for i := 1; i < n; i++ {
 		if times[i] <= times[i-1] {
