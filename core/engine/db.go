@@ -450,6 +450,7 @@ func (db *DB) Close() error {
 			err = cerr
 		}
 	}
+	db.pool.Drain() // its memory goes back with the rest of a closed database's
 	if db.lock != nil {
 		_ = db.lock.Close() // closing the descriptor drops the flock
 	}

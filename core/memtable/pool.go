@@ -33,6 +33,17 @@ func (p *Pool) Bytes() int64 {
 	return p.held.Load()
 }
 
+// Drain drops the free slabs, for the collector; the pool stays usable.
+func (p *Pool) Drain() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.held.Add(-int64(len(p.free)) * slabBytes)
+	p.free = nil
+	p.mu.Unlock()
+}
+
 // get returns a zeroed slab of slabBytes: a kept one, or a new one.
 func (p *Pool) get() []byte {
 	p.mu.Lock()

@@ -97,6 +97,11 @@ func TestPoolKeepsZeroedSlabsUpToItsLimit(t *testing.T) {
 		}
 	}
 	require.Zero(t, pool.Bytes())
+	pool.put([][]byte{pool.get()})
+	pool.Drain()
+	require.Zero(t, pool.Bytes())
+	var none *Pool
+	none.Drain() // a database without a pool
 }
 
 func TestClearGivesSlabsBack(t *testing.T) {
