@@ -94,6 +94,10 @@ void ag_export_unref(void *block) {
   if (__atomic_sub_fetch(&e->refs, 1, __ATOMIC_ACQ_REL) != 0) {
     return;
   }
+  void **held = (void **)((char *)e + e->held);
+  for (int64_t i = 0; i < e->nheld; i++) {
+    ag_export_unref(held[i]); /* blocks of decoded rows: they hold none */
+  }
   if ((size_t)e->cap >= AG_POOL_MIN) {
     pthread_mutex_lock(&ag_pool_mu);
     if (ag_pool_len < AG_POOL_SLOTS && ag_pool_bytes + (size_t)e->cap <= AG_POOL_BYTES) {
@@ -106,6 +110,11 @@ void ag_export_unref(void *block) {
     pthread_mutex_unlock(&ag_pool_mu);
   }
   free(e);
+}
+
+void ag_export_ref(void *block) {
+  struct ag_export *e = block;
+  __atomic_add_fetch(&e->refs, 1, __ATOMIC_ACQ_REL);
 }
 
 void ag_release_free_memory(void) {

@@ -84,7 +84,9 @@ int ag_result_init(struct ArrowArrayStream *out, uintptr_t id);
 ** not yet released; the block is freed when the count reaches zero. */
 struct ag_export {
   int64_t refs;
-  int64_t cap; /* bytes allocated, header included */
+  int64_t cap;   /* bytes allocated, header included */
+  int64_t nheld; /* other blocks this one holds a reference on ... */
+  int64_t held;  /* ... listed at this offset from the block's start */
 };
 
 /* Blocks of AG_POOL_MIN bytes and more are kept, when released, for later
@@ -101,8 +103,11 @@ struct ag_export {
 /* ag_export_alloc returns a block of size bytes, not zeroed (header
 ** included, its cap set), or NULL. */
 void *ag_export_alloc(size_t size);
-/* ag_export_unref drops a reference to a block, releasing it at zero. */
+/* ag_export_unref drops a reference to a block, releasing it (and the
+** references it holds) at zero; ag_export_ref adds one. A block of decoded
+** rows that several result batches point to is freed with the last. */
 void ag_export_unref(void *block);
+void ag_export_ref(void *block);
 /* ag_pool_trim frees the kept blocks unused for max_age_ns or more; it
 ** returns the bytes freed. */
 size_t ag_pool_trim(int64_t max_age_ns);

@@ -31,6 +31,8 @@ type result struct {
 	mu        sync.Mutex
 	db        *dbHandle
 	rows      *engine.Rows
+	bufs      *decodeBuffers
+	mem       cdata.Memory // exportMemory, with bufs' blocks to point to
 	cols      *cdata.Result
 	batchRows int           // the most rows of a batch
 	held      *engine.Batch // read from rows, not yet exported
@@ -84,6 +86,55 @@ func (r *result) nextParts() ([]cdata.Part, error) {
 		r.held = nil
 	}
 	return parts, nil
+}
+
+// decodeBuffers is a scan's segment.Buffers: blocks of bridge.c's
+// (ag_export_alloc) that the scan decodes flushed rows into, and that the
+// result's batches point to instead of copying them (cdata.Memory.Owner),
+// each holding a reference on its block. The scan holds one reference on
+// each block it is decoding into, dropped by Put.
+type decodeBuffers struct {
+	mu     sync.Mutex
+	blocks map[uintptr]int // the data address of each block the scan holds, and its size
+}
+
+func newDecodeBuffers() *decodeBuffers { return &decodeBuffers{blocks: map[uintptr]int{}} }
+
+func (d *decodeBuffers) Get(n int) []byte {
+	p := C.ag_export_alloc(C.size_t(cdata.BlockHeader + n))
+	if p == nil {
+		return make([]byte, n) // the Go heap: batches copy it
+	}
+	h := (*C.struct_ag_export)(p)
+	h.refs, h.nheld, h.held = 1, 0, 0
+	data := uintptr(p) + cdata.BlockHeader
+	d.mu.Lock()
+	d.blocks[data] = n
+	d.mu.Unlock()
+	return unsafe.Slice((*byte)(unsafe.Add(p, cdata.BlockHeader)), n)
+}
+
+func (d *decodeBuffers) Put(b []byte) {
+	data := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	d.mu.Lock()
+	_, ok := d.blocks[data]
+	delete(d.blocks, data)
+	d.mu.Unlock()
+	if ok {
+		C.ag_export_unref(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), -cdata.BlockHeader))
+	}
+}
+
+// owner returns the block whose data holds addr, if the scan holds it.
+func (d *decodeBuffers) owner(addr uintptr) uintptr {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for data, n := range d.blocks {
+		if addr >= data && addr < data+uintptr(n) {
+			return data - cdata.BlockHeader
+		}
+	}
+	return 0
 }
 
 // scanRequest is the request_json of arcadego_scan.
@@ -142,6 +193,8 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 		if err != nil {
 			return err
 		}
+		bufs := newDecodeBuffers()
+		req.Buffers = bufs
 		rows, err := d.db.Scan(d.context(), req)
 		if err != nil {
 			return err
@@ -159,7 +212,9 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 		if batchRows <= 0 {
 			batchRows = engine.DefaultBatchRows
 		}
-		r := &result{db: d, rows: rows, cols: cols, batchRows: batchRows}
+		r := &result{db: d, rows: rows, bufs: bufs, mem: exportMemory, cols: cols, batchRows: batchRows}
+		r.mem.Owner = bufs.owner
+		r.mem.Ref = func(block uintptr) { C.ag_export_ref(*(*unsafe.Pointer)(unsafe.Pointer(&block))) }
 		table.mu.Lock()
 		token := newToken()
 		table.results[token] = r
@@ -245,7 +300,7 @@ func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 		if len(parts) == 0 {
 			return nil // end of stream: out stays released
 		}
-		return r.cols.ExportBatch(&exportMemory, parts, cdata.Addr(out))
+		return r.cols.ExportBatch(&r.mem, parts, cdata.Addr(out))
 	})
 }
 

@@ -36,6 +36,11 @@ type ScanRequest struct {
 	// rows, a fresh allocation per column per row group and the page
 	// faults of fresh memory.
 	ReuseBatches bool
+	// Buffers, with ReuseBatches, supplies the memory that flushed rows
+	// are decoded into (segment.Scanner.Buffers): the C ABI decodes into
+	// blocks its result batches then point to, so that those rows too
+	// are written once.
+	Buffers segment.Buffers
 }
 
 // DefaultBatchRows is the batch size of a scan that does not set one.
@@ -62,6 +67,7 @@ type Rows struct {
 	start, end int64
 	batchRows  int
 	reuse      bool
+	buffers    segment.Buffers
 	sparse     bool // the request names its devices: point reads
 
 	// What the scan reads, fixed at its start: the type's files (one
@@ -115,7 +121,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	if !ok {
 		return nil, fmt.Errorf("scan: type %q: %w", req.Type, errs.ErrNotFound)
 	}
-	r := &Rows{ctx: ctx, typ: ty, start: math.MinInt64, end: math.MaxInt64, batchRows: req.BatchRows, reuse: req.ReuseBatches}
+	r := &Rows{ctx: ctx, typ: ty, start: math.MinInt64, end: math.MaxInt64, batchRows: req.BatchRows, reuse: req.ReuseBatches, buffers: req.Buffers}
 	if req.Start != nil {
 		r.start = *req.Start
 	}
@@ -306,6 +312,9 @@ func (r *Rows) Next() (Batch, bool) {
 				if r.scanners[i] == nil {
 					r.scanners[i] = f.Scanner(r.cols)
 					r.scanners[i].Reuse = r.reuse
+					if r.reuse {
+						r.scanners[i].Buffers = r.buffers
+					}
 					r.scanners[i].Sparse = r.sparse
 				}
 				srcs = append(srcs, filterDeleted(r.scanners[i].Read(d.name, r.start, r.end, r.batchRows), d.name, r.dels[0]))
@@ -333,10 +342,20 @@ func (r *Rows) finish() {
 		r.Close()
 		return
 	}
+	r.releaseScanners()
 	for _, f := range r.files {
 		f.unref()
 	}
 	r.files, r.scanners, r.devices, r.cur = nil, nil, nil, nil
+}
+
+// releaseScanners gives the scanners' decoded rows back to Buffers.
+func (r *Rows) releaseScanners() {
+	for _, s := range r.scanners {
+		if s != nil {
+			s.Release()
+		}
+	}
 }
 
 // Err returns the error that ended the iteration, if any.
@@ -344,6 +363,7 @@ func (r *Rows) Err() error { return r.err }
 
 // Close releases the iterator and the files it holds. Safe to call twice.
 func (r *Rows) Close() {
+	r.releaseScanners()
 	for _, f := range r.files {
 		f.unref()
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -87,13 +88,44 @@ func TestRandomAgainstModel(t *testing.T) {
 				sc := f.Scanner(want)
 				sc.Reuse = q%2 == 1
 				sc.Sparse = q%3 == 0
+				var bufs *junkBuffers
+				if q%4 == 3 {
+					bufs = &junkBuffers{out: map[*byte]bool{}}
+					sc.Buffers = bufs
+				}
 				for _, d := range append(sortedKeys(model), "zz") {
 					got := readAll(t, sc.Read(d, start, end, batch), want, batch)
 					require.Equal(t, project(model[d], pick, start, end), got, "scanner, query %d: %s [%d, %d) batch %d", q, d, start, end, batch)
 				}
+				sc.Release()
+				if bufs != nil {
+					require.Empty(t, bufs.out, "every Get is Put back by Release")
+				}
 			}
 		})
 	}
+}
+
+// junkBuffers is a segment.Buffers of Go memory filled with junk (as a
+// reused C block is), which tracks what the scanner has not put back.
+type junkBuffers struct{ out map[*byte]bool }
+
+func (b *junkBuffers) Get(n int) []byte {
+	w := make([]uint64, (n+7)/8+1) // 8-byte aligned, never empty
+	for i := range w {
+		w[i] = 0xA5A5_A5A5_A5A5_A5A5
+	}
+	p := (*byte)(unsafe.Pointer(&w[0]))
+	b.out[p] = true
+	return unsafe.Slice(p, n)
+}
+
+func (b *junkBuffers) Put(s []byte) {
+	p := unsafe.SliceData(s)
+	if !b.out[p] {
+		panic("Put of memory not from Get, or twice")
+	}
+	delete(b.out, p)
 }
 
 func nonNil(s []string) []string {

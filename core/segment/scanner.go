@@ -30,6 +30,13 @@ type Scanner struct {
 	// page faults of fresh memory, per column per row group.
 	Reuse bool
 
+	// Buffers, if set, supplies the memory that rows are decoded into (a
+	// block of the caller's per row group decoded or time range read),
+	// instead of the Go heap or, with Reuse, the memory of earlier
+	// batches. A batch is valid until the scanner decodes the next row
+	// group or range (as with Reuse), and Release gives back the last.
+	Buffers Buffers
+
 	// Sparse says the scan reads few devices of the file (it names them):
 	// a small device is then read a page range at a time instead of
 	// decoding its whole row group, which a scan of every device shares.
@@ -44,6 +51,38 @@ type Scanner struct {
 	reader  chunkReader    // buffers of window reads
 	readers []*chunkReader // per worker, for reads in parallel
 	spare   [2]decoded     // with Reuse: memory of decode (0) and window (1)
+	held    [2][][]byte    // with Buffers: the memory of decode (0) and window (1)
+}
+
+// Buffers supplies the memory of a Scanner's decoded rows. Get returns n
+// bytes, 8-byte aligned, not necessarily zeroed. Put takes back memory of
+// Get that the scanner no longer reads; whoever else still points to it
+// (an export of the rows) is the supplier's business.
+type Buffers interface {
+	Get(n int) []byte
+	Put(b []byte)
+}
+
+// Release gives the memory of the last decode back to Buffers.
+func (s *Scanner) Release() {
+	s.drop(0)
+	s.drop(1)
+	s.rg, s.group = -1, nil
+}
+
+// drop gives the memory of decode (0) or window (1) back to Buffers.
+func (s *Scanner) drop(slot int) {
+	for _, b := range s.held[slot] {
+		s.Buffers.Put(b)
+	}
+	s.held[slot] = s.held[slot][:0]
+}
+
+// get returns n bytes of Buffers for decode or window slot.
+func (s *Scanner) get(slot, n int) []byte {
+	b := s.Buffers.Get(n)
+	s.held[slot] = append(s.held[slot], b)
+	return b
 }
 
 // decoded is the memory of the fixed-width columns of one decode, kept for
@@ -57,7 +96,14 @@ type decoded struct {
 
 // takeTimes returns a buffer of n times and a zeroed n-bit bitmap: d's
 // when Reuse allows (d keeps them for the next call), else fresh ones.
-func (s *Scanner) takeTimes(d *decoded, n int) ([]int64, []byte) {
+func (s *Scanner) takeTimes(slot, n int) ([]int64, []byte) {
+	if s.Buffers != nil {
+		b := s.get(slot, 8*n+(n+7)/8)
+		valid := b[8*n:]
+		clear(valid)
+		return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(b))), n), valid
+	}
+	d := &s.spare[slot]
 	if !s.Reuse {
 		return make([]int64, n), make([]byte, (n+7)/8)
 	}
@@ -70,7 +116,11 @@ func (s *Scanner) takeTimes(d *decoded, n int) ([]int64, []byte) {
 // takeCols returns, per projected column the fast path may read (others
 // get nil), a buffer of n values and a zeroed n-bit validity bitmap: d's
 // when Reuse allows, else fresh ones.
-func (s *Scanner) takeCols(d *decoded, n int) (vals, valid [][]byte) {
+func (s *Scanner) takeCols(slot, n int) (vals, valid [][]byte) {
+	if s.Buffers != nil {
+		return s.takeColsFrom(slot, n)
+	}
+	d := &s.spare[slot]
 	if !s.Reuse {
 		vals, valid = make([][]byte, len(s.cols)), make([][]byte, len(s.cols))
 	} else {
@@ -94,6 +144,35 @@ func (s *Scanner) takeCols(d *decoded, n int) (vals, valid [][]byte) {
 	}
 	return vals, valid
 }
+
+// takeColsFrom is takeCols with the memory of Buffers: one block for all
+// the columns, each column's values then its bitmap, 8-byte aligned.
+func (s *Scanner) takeColsFrom(slot, n int) (vals, valid [][]byte) {
+	vals, valid = make([][]byte, len(s.cols)), make([][]byte, len(s.cols))
+	bits := (n + 7) / 8
+	total := 0
+	for j, col := range s.cols {
+		if w := tablet.Width(col.Type); s.src[j] >= 0 && w > 0 {
+			total += align8(n*w) + align8(bits)
+		}
+	}
+	if total == 0 {
+		return vals, valid
+	}
+	b := s.get(slot, total)
+	for j, col := range s.cols {
+		w := tablet.Width(col.Type)
+		if s.src[j] < 0 || w == 0 {
+			continue
+		}
+		vals[j], b = b[:n*w:n*w], b[align8(n*w):]
+		valid[j], b = b[:bits:bits], b[align8(bits):]
+		clear(valid[j])
+	}
+	return vals, valid
+}
+
+func align8(n int) int { return (n + 7) &^ 7 }
 
 func grow64(b []int64, n int) []int64 {
 	if cap(b) < n {
@@ -266,7 +345,10 @@ func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, 
 		}
 		row += int(pg.values)
 	}
-	times, timeValid := s.takeTimes(&s.spare[1], cut-from)
+	if s.Buffers != nil {
+		s.drop(1) // the previous window's rows are all returned
+	}
+	times, timeValid := s.takeTimes(1, cut-from)
 	tvals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*len(times))
 	if _, err := s.f.fastChunk(&s.reader, grp, 1, 8, false, n, from, cut, tvals, timeValid); err != nil {
 		return nil, false, s.wrapFast(err)
@@ -276,7 +358,7 @@ func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, 
 	past = hi < len(times) || cut < to
 	t = &tablet.Tablet{Times: times[lo:hi:hi], Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}
 	k := hi - lo
-	vals, valids := s.takeCols(&s.spare[1], k)
+	vals, valids := s.takeCols(1, k)
 	one := func(r *chunkReader, j int) error {
 		col := s.cols[j]
 		out := tablet.Column{Name: col.Name, Type: col.Type}
@@ -370,8 +452,11 @@ func (s *Scanner) decode(rg int) (t *tablet.Tablet, err error) {
 		}
 	}
 	s.rg, s.group = -1, nil // its buffers may be reused below: forget it until done
-	times, timeValid := s.takeTimes(&s.spare[0], n)
-	vals, valids := s.takeCols(&s.spare[0], n)
+	if s.Buffers != nil {
+		s.drop(0)
+	}
+	times, timeValid := s.takeTimes(0, n)
+	vals, valids := s.takeCols(0, n)
 	one := func(r *chunkReader, task int) error {
 		if task < 0 {
 			tvals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*n)

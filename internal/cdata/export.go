@@ -39,29 +39,48 @@ import (
 // outlive Go's view of them, and the release callbacks of the structs
 // written into them (addresses of C functions that take the struct).
 //
-// A block starts with a 16-byte header whose first word, an int64, is the
+// A block starts with a 32-byte header of four int64s. The first is the
 // number of structs in the block not yet released: one for the root, one
 // per child and one per dictionary, since a consumer may move a child out
 // and release the root (the C Data Interface allows it). Every struct's
 // PrivateData is the block's address. The root's release releases the
 // children still in place, every struct's release its dictionary if not
 // yet released, and each drops one reference; the block is freed at zero.
+// The second is the caller's (the block's size). The third and fourth say
+// which other blocks this one holds a reference on, to drop when it is
+// freed: their number, and the offset in the block of the list of their
+// addresses. A batch holds the blocks of the buffers it did not copy (see
+// Owner).
 type Memory struct {
 	// Alloc returns the address of size bytes (header included), or 0
 	// when out of memory. They need not be zeroed: an export writes every
 	// byte a consumer reads, and leaves the big value buffers, which it
 	// fills, uncleared.
 	Alloc func(size uintptr) uintptr
-	// Unref drops one reference to the block at addr, freeing it at zero.
+	// Unref drops one reference to the block at addr, freeing it at zero
+	// (and dropping the references it holds).
 	Unref func(addr uintptr)
+	// Owner, if set, returns the block holding the bytes at addr when
+	// they are a buffer a result may point to instead of copying it (the
+	// scan decoded them into such a block), else 0. Ref adds a reference
+	// to such a block.
+	Owner func(addr uintptr) uintptr
+	Ref   func(addr uintptr)
 	// The release callbacks of the root schema, a child or dictionary
 	// schema, the root array, and a child or dictionary array.
 	SchemaRelease, SchemaChildRelease, ArrayRelease, ArrayChildRelease uintptr
 }
 
-// BlockHeader is the size of a block's header, padded so that what follows
-// is 16-byte aligned, as malloc's own memory.
-const BlockHeader = 16
+// BlockHeader is the size of a block's header; what follows is 16-byte
+// aligned, as malloc's own memory.
+const BlockHeader = 32
+
+// Offsets of the header's words (int64s) of a block.
+const (
+	headerRefs  = 0
+	headerNHeld = 16 // blocks held
+	headerHeld  = 24 // offset of their addresses
+)
 
 // Result is the schema of a result stream, worked out once per
 // stream: "device" (dictionary<int32, utf8>) unless left out, the time
@@ -181,7 +200,9 @@ func newBlock(mem *Memory, size uintptr, refs int) (*block, error) {
 		return nil, fmt.Errorf("out of memory for a %d-byte result: %w", size, errs.ErrInternal)
 	}
 	b := &block{mem: mem, base: p, size: size, used: BlockHeader}
-	*at[int64](b.base) = int64(refs)
+	*at[int64](b.base + headerRefs) = int64(refs)
+	*at[int64](b.base + headerNHeld) = 0
+	*at[int64](b.base + headerHeld) = 0
 	return b, nil
 }
 
@@ -233,8 +254,18 @@ func (b *block) cstring(s string) uintptr {
 
 // free releases a block none of whose structs was handed out.
 func (b *block) free() {
-	*at[int64](b.base) = 1
+	*at[int64](b.base + headerRefs) = 1
 	b.mem.Unref(b.base)
+}
+
+// hold makes b hold a reference on block, dropped when b is freed; held
+// is b's list of such blocks, with room for every hold of the export.
+func (b *block) hold(held uintptr, block uintptr) {
+	b.mem.Ref(block)
+	nh := at[int64](b.base + headerNHeld)
+	*at[int64](b.base + headerHeld) = int64(held - b.base)
+	*at[uintptr](held + uintptr(*nh)*sizeofWord) = block
+	*nh++
 }
 
 func align8(n uintptr) uintptr { return (n + 7) &^ 7 }
@@ -301,7 +332,7 @@ type Part struct {
 // out to have no nulls. The device column is its indices (4 bytes a row)
 // and a dictionary holding each part's name, a name repeated by
 // consecutive parts once.
-func (r *Result) batchSize(parts []Part) (uintptr, error) {
+func (r *Result) batchSize(parts []Part, a adoption) (uintptr, error) {
 	var n, names, ndict uintptr
 	for i, p := range parts {
 		if len(p.Rows.Columns) != len(r.types) {
@@ -324,7 +355,11 @@ func (r *Result) batchSize(parts []Part) (uintptr, error) {
 		size += 2*sizeofWord + align8(4*n)                                       // device: NULL validity, indices
 		size += sizeofArray + 3*sizeofWord + align8(4*(ndict+1)) + align8(names) // its dictionary
 	}
-	size += 2*sizeofWord + 8*n // time
+	size += 2 * sizeofWord // time
+	if a.times == 0 {
+		size += 8 * n
+	}
+	size += uintptr(a.holds) * sizeofWord
 	for i, pt := range r.types {
 		valid, data := false, uintptr(0)
 		for _, p := range parts {
@@ -368,6 +403,10 @@ func (r *Result) batchSize(parts []Part) (uintptr, error) {
 			return 0, fmt.Errorf("result column %q: %d bytes in one batch exceed the int32 offsets of Arrow's utf8 and binary: %w",
 				parts[0].Rows.Columns[i].Name, data, errs.ErrInvalidArgument)
 		}
+		if a.cols != nil && a.cols[i] != 0 {
+			size += 2 * sizeofWord // the buffer pointers only
+			continue
+		}
 		if valid {
 			size += bits
 		}
@@ -386,7 +425,8 @@ func (r *Result) batchSize(parts []Part) (uintptr, error) {
 // ExportBatch writes the rows of parts, in order, as one struct array into
 // the struct ArrowArray at out (>= 4096).
 func (r *Result) ExportBatch(mem *Memory, parts []Part, out uintptr) error {
-	size, err := r.batchSize(parts)
+	a := r.adopt(mem, parts)
+	size, err := r.batchSize(parts, a)
 	if err != nil {
 		return err
 	}
@@ -406,8 +446,10 @@ func (r *Result) ExportBatch(mem *Memory, parts []Part, out uintptr) error {
 	for i := range slots {
 		slots[i] = b.take(sizeofArray)
 	}
-	// child fills slot i with an array of n rows and the given buffers.
-	child := func(i int, nulls int, bufs ...uintptr) {
+	held := b.take(uintptr(a.holds) * sizeofWord) // the blocks of the buffers not copied
+	// childAt fills slot i with an array of n rows from row offset of the
+	// given buffers.
+	childAt := func(i, offset, nulls int, bufs ...uintptr) {
 		p := b.take(uintptr(len(bufs)) * sizeofWord)
 		ptrs := words(p, int64(len(bufs)))
 		for j, x := range bufs { // not copy: go1.26's compiler fails on it here
@@ -416,12 +458,14 @@ func (r *Result) ExportBatch(mem *Memory, parts []Part, out uintptr) error {
 		*at[Array](slots[i]) = Array{
 			Length:      int64(n),
 			NullCount:   int64(nulls),
+			Offset:      int64(offset),
 			NBuffers:    int64(len(bufs)),
 			Buffers:     p,
 			Release:     mem.ArrayChildRelease,
 			PrivateData: b.base,
 		}
 	}
+	child := func(i int, nulls int, bufs ...uintptr) { childAt(i, 0, nulls, bufs...) }
 
 	if r.device {
 		exportDevice(b, parts, n, child, mem, slots[0])
@@ -431,16 +475,34 @@ func (r *Result) ExportBatch(mem *Memory, parts []Part, out uintptr) error {
 	// end, several at once: the copy is bound by faulting in the fresh
 	// memory, which the kernel does for threads in parallel.
 	var copies [][2][]byte
-	times, tb := b.buffer(8 * n)
-	row := 0
-	for _, p := range parts {
-		m := p.Rows.Rows()
-		copies = append(copies, [2][]byte{tb[8*row : 8*(row+m)], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p.Rows.Times))), 8*m)})
-		row += m
+	if a.times != 0 {
+		b.hold(held, a.times)
+		child(first-1, 0, 0, addrOf(parts[0].Rows.Times))
+	} else {
+		times, tb := b.buffer(8 * n)
+		row := 0
+		for _, p := range parts {
+			m := p.Rows.Rows()
+			copies = append(copies, [2][]byte{tb[8*row : 8*(row+m)], unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p.Rows.Times))), 8*m)})
+			row += m
+		}
+		child(first-1, 0, 0, times)
 	}
-	child(first-1, 0, 0, times)
 
 	for i, pt := range r.types {
+		if a.cols != nil && a.cols[i] != 0 {
+			// Decoded into a block of the caller's: pointed to, not copied.
+			c := &parts[0].Rows.Columns[i]
+			b.hold(held, a.cols[i])
+			valid, nulls := uintptr(0), 0
+			if c.Validity != nil {
+				if nulls = n - bitutil.CountSetBits(c.Validity, c.Offset, n); nulls > 0 {
+					valid = addrOf(c.Validity)
+				}
+			}
+			childAt(first+i, c.Offset, nulls, valid, addrOf(c.Values))
+			continue
+		}
 		valid, nulls := uintptr(0), 0
 		for _, p := range parts {
 			if p.Rows.Columns[i].Validity != nil {
@@ -568,6 +630,48 @@ func exportDevice(b *block, parts []Part, n int, child func(int, int, ...uintptr
 	}
 	at[Array](slot).Dictionary = dict
 }
+
+// adoption is which buffers of a batch an export points to instead of
+// copying them: those of a batch of one part that lie in a block Owner
+// knows (a scan decoded them there). Each is a hold of the batch's block.
+type adoption struct {
+	times uintptr   // the block holding the times, or 0: copied
+	cols  []uintptr // per property, the block holding its values (and validity), or 0
+	holds int
+}
+
+func (r *Result) adopt(mem *Memory, parts []Part) adoption {
+	var a adoption
+	if mem.Owner == nil || len(parts) != 1 || parts[0].Rows.Rows() == 0 {
+		return a
+	}
+	t := parts[0].Rows
+	if a.times = mem.Owner(addrOf(t.Times)); a.times != 0 {
+		a.holds++
+	}
+	for i, pt := range r.types {
+		if i >= len(t.Columns) {
+			break // batchSize reports it
+		}
+		c := &t.Columns[i]
+		if pt == schema.Boolean || tablet.VarWidth(pt) || c.Type != pt || len(c.Values) == 0 {
+			continue
+		}
+		o := mem.Owner(addrOf(c.Values))
+		if o == 0 || c.Validity != nil && mem.Owner(addrOf(c.Validity)) != o {
+			continue
+		}
+		if a.cols == nil {
+			a.cols = make([]uintptr, len(r.types))
+		}
+		a.cols[i] = o
+		a.holds++
+	}
+	return a
+}
+
+// addrOf returns the address of the first element of s.
+func addrOf[T any](s []T) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
 
 // parallelCopyBytes is the size of a batch from which its buffers are
 // copied by several goroutines.

@@ -21,7 +21,8 @@ import (
 type goMemory struct {
 	Memory
 	blocks map[uintptr][]uint64
-	fail   bool // Alloc returns 0
+	owned  map[uintptr]bool // blocks Owner reports (buffers to adopt)
+	fail   bool             // Alloc returns 0
 }
 
 // Release callbacks are never called by the package: any distinct
@@ -34,7 +35,7 @@ const (
 )
 
 func newGoMemory() *goMemory {
-	g := &goMemory{blocks: map[uintptr][]uint64{}}
+	g := &goMemory{blocks: map[uintptr][]uint64{}, owned: map[uintptr]bool{}}
 	g.Memory = Memory{
 		Alloc: func(size uintptr) uintptr {
 			if g.fail {
@@ -55,8 +56,21 @@ func newGoMemory() *goMemory {
 			}
 			if b[0]--; b[0] == 0 {
 				delete(g.blocks, addr)
+				held := words(addr+uintptr(b[3]), int64(b[2]))
+				for _, h := range held {
+					g.Unref(h)
+				}
 			}
 		},
+		Owner: func(addr uintptr) uintptr {
+			for base := range g.owned {
+				if b := g.blocks[base]; addr >= base && addr < base+8*uintptr(len(b)) {
+					return base
+				}
+			}
+			return 0
+		},
+		Ref:           func(addr uintptr) { g.blocks[addr][0]++ },
 		SchemaRelease: schemaRelease, SchemaChildRelease: schemaChildRelease,
 		ArrayRelease: arrayRelease, ArrayChildRelease: arrayChildRelease,
 	}
@@ -329,6 +343,77 @@ func TestExportBatchWithoutDevice(t *testing.T) {
 		e.g.Unref(block)
 	}
 	assert.Len(t, e.g.blocks, 1, "the batch's block is freed, the schema's is not")
+}
+
+// TestExportBatchAdoptsDecodedBuffers: a one-part batch whose times and
+// fixed-width columns lie in a block the caller owns (a scan decoded them
+// there) points to them instead of copying, holds that block until the
+// batch's own is freed, and reads back the same.
+func TestExportBatchAdoptsDecodedBuffers(t *testing.T) {
+	props := []schema.Property{{ID: 1, Name: "l", Type: schema.Int64}, {ID: 2, Name: "d", Type: schema.Double},
+		{ID: 3, Name: "s", Type: schema.String}}
+	r, err := NewResult("", "", "", props, true)
+	require.NoError(t, err)
+	g := newGoMemory()
+	const n, off = 10, 3
+	owned := g.Alloc(BlockHeader + 8*(n+off)*3 + 16)
+	*at[int64](owned) = 1 // the scan's reference
+	at[[4]int64](owned)[2] = 0
+	g.owned[owned] = true
+	carve := func(i int) []byte { return bytesAt(owned+BlockHeader+uintptr(i*8*(n+off)), int64(8*(n+off))) }
+	timesAll := unsafe.Slice((*int64)(unsafe.Pointer(&carve(0)[0])), n+off)
+	ls := unsafe.Slice((*int64)(unsafe.Pointer(&carve(1)[0])), n+off)
+	ds := unsafe.Slice((*float64)(unsafe.Pointer(&carve(2)[0])), n+off)
+	valid := bytesAt(owned+BlockHeader+uintptr(3*8*(n+off)), 2) // in the block too
+	valid[0], valid[1] = 0, 0
+	for i := range n + off {
+		timesAll[i], ls[i], ds[i] = int64(100+i), int64(i*i), float64(i)/4
+		if i%4 != 1 {
+			valid[i/8] |= 1 << (i % 8)
+		}
+	}
+	tb := &tablet.Tablet{Times: timesAll[off:], Columns: []tablet.Column{
+		{Name: "l", Type: schema.Int64, Values: carve(1), Offset: off},
+		{Name: "d", Type: schema.Double, Values: carve(2), Validity: valid, Offset: off},
+		{Name: "s", Type: schema.String, Offsets: make([]int32, n+1), Data: []byte{}}, // Go memory: copied
+	}}
+	e := &exportedBatch{g: g}
+	e.schema, e.array = e.keep.schema(), e.keep.array()
+	require.NoError(t, r.ExportSchema(&g.Memory, Addr(e.schema)))
+	require.NoError(t, r.ExportBatch(&g.Memory, []Part{{Device: "dev", Rows: tb}}, Addr(e.array)))
+	defer runtime.KeepAlive(e)
+	kids := words(e.array.Children, e.array.NChildren)
+	bufs := func(k int) []uintptr { a := at[Array](kids[k]); return words(a.Buffers, a.NBuffers) }
+	assert.Equal(t, addrOf(timesAll[off:]), bufs(1)[1], "the times are pointed to")
+	assert.Equal(t, owned+BlockHeader+8*(n+off), bufs(2)[1], "so are l's values")
+	assert.Equal(t, int64(off), at[Array](kids[2]).Offset)
+	assert.Equal(t, addrOf(valid), bufs(3)[0], "d has nulls: its validity is pointed to")
+	assert.Equal(t, int64(2), at[Array](kids[3]).NullCount, "rows 5 and 9 of the block")
+	assert.Equal(t, int64(1+3), g.refs(t, owned), "the scan's and three holds: times, l, d")
+
+	got, _ := mustLoadExport(t, e, "")
+	assert.Equal(t, timesAll[off:], got.Times)
+	require.Len(t, got.Columns, 4) // device, l, d, s
+	wantL := []any{}
+	wantD := []any{}
+	for i := off; i < n+off; i++ {
+		wantL = append(wantL, int64(i*i))
+		if i%4 == 1 {
+			wantD = append(wantD, nil)
+		} else {
+			wantD = append(wantD, float64(i)/4)
+		}
+	}
+	assert.Equal(t, wantL, got.Columns[1].Values)
+	assert.Equal(t, wantD, got.Columns[2].Values)
+
+	block := e.array.PrivateData
+	for range g.refs(t, block) {
+		g.Unref(block)
+	}
+	assert.Equal(t, int64(1), g.refs(t, owned), "freeing the batch dropped its holds")
+	g.Unref(owned)
+	assert.Len(t, g.blocks, 1, "only the schema's block is left")
 }
 
 func mustLoadExport(t *testing.T, e *exportedBatch, timeColumn string) (contents, bool) {

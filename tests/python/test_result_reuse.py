@@ -1,7 +1,9 @@
 """Result batches are written into C blocks that the library keeps for a
-while after their release and reuses for later results (zeroed again):
-results read after others must be exactly what was stored, whatever the
-earlier results left in the memory."""
+while after their release and reuses for later results (not cleared: the
+export writes every byte a reader reads), and flushed rows are decoded
+into blocks that the batches point to: results read after others must be
+exactly what was stored, whatever the earlier results left in the memory,
+and stay so for as long as the caller keeps them."""
 
 from __future__ import annotations
 
@@ -55,3 +57,34 @@ def test_reused_result_memory_holds_only_the_new_rows(schema_db: arcadego.Databa
     check(["x", "k"], 5, 70_001)
     gc.collect()
     check(cols)
+
+
+def test_flushed_results_outlive_the_scan_and_the_database(schema_db: arcadego.Database, tmp_path) -> None:
+    """Batches of flushed rows point into the blocks the scan decoded them
+    into: they stay valid after the stream is released, the database is
+    closed, and other scans have reused the library's memory."""
+    expected = _expected()
+    schema_db.insert("A", expected, device="d")
+    schema_db.flush()
+    table = schema_db.scan("A", columns=["k", "x"]).to_arrow()
+    batches = list(schema_db.scan("A", columns=["k", "x"], start=1_000, end=120_000))
+    schema_db.close()
+    gc.collect()
+    other = arcadego.connect(str(tmp_path / "other"), auto_create=True)
+    try:
+        junk = pa.table({"time": pa.array(np.arange(ROWS), pa.int64()), "k": pa.array(-np.arange(ROWS)),
+                         "x": pa.array(np.full(ROWS, -1.5))})
+        other.insert("A", junk, device="d")
+        other.flush()
+        for _ in range(3):
+            assert other.scan("A").to_arrow().num_rows == ROWS
+            gc.collect()
+    finally:
+        other.close()
+    assert table["k"].to_pylist() == expected["k"].to_pylist()
+    assert table["x"].to_pylist() == expected["x"].to_pylist()
+    got = pa.Table.from_batches(batches)
+    want = expected.slice(1_000, 119_000)
+    assert got["time"].to_pylist() == want["time"].to_pylist()
+    assert got["k"].to_pylist() == want["k"].to_pylist()
+    assert got["x"].to_pylist() == want["x"].to_pylist()
