@@ -76,12 +76,14 @@ int ag_in_forked_child(void);
 int ag_result_init(struct ArrowArrayStream *out, uintptr_t id);
 
 /* Exported results (schemas and batches of result streams). Each export is
-** one calloc'ed block holding every struct, pointer array and buffer of it,
-** and starting with a reference count: one for the root, one per child and
-** one per dictionary, since a consumer may move a child out and release the
-** root (the C Data Interface allows it). The root's release releases the
-** children still in place, and every struct's release its dictionary if
-** not yet released; the block is freed when the count reaches zero. */
+** one block holding every struct, pointer array and buffer of it, except
+** buffers of flushed rows, which stay in the blocks the scan decoded them
+** into: the batch's block holds a reference on each of those (nheld, held).
+** A block starts with a reference count: one for the root, one per child
+** and one per dictionary, since a consumer may move a child out and release
+** the root (the C Data Interface allows it). The root's release releases
+** the children still in place, and every struct's release its dictionary
+** if not yet released; the block is freed when the count reaches zero. */
 struct ag_export {
   int64_t refs;
   int64_t cap;   /* bytes allocated, header included */

@@ -223,8 +223,11 @@ func (s Snapshot) viewColumn(ref ColumnRef, bi, i, n int) (tablet.Column, bool) 
 	}
 	sl := &(*sp)[p]
 	held := int(sl.meta.Load() & nMask) // before the rest: see slot
+	if held == 0 {
+		return tablet.Column{}, false // lo is not published yet
+	}
 	lo := int(sl.lo)
-	if held == 0 || i < lo || i+n > lo+held {
+	if i < lo || i+n > lo+held {
 		return tablet.Column{}, false
 	}
 	ext := sl.ext.Load()
