@@ -192,3 +192,39 @@ func BenchmarkCursorFirstBatch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDeviceMemory: the Go heap that 100,000 devices of 10 rows × 5
+// Double hold in a memtable (each device written by one 10-row write),
+// beyond their 480 bytes of values, and the memtable's own estimate.
+func BenchmarkDeviceMemory(b *testing.B) {
+	const devices, rows, cols = 100_000, 10, 5
+	idv := idRange(0, cols)
+	t := int64Tablet(seq(0, rows), idv, nil)
+	for i := range t.Columns {
+		t.Columns[i].Type = schema.Double
+	}
+	var heap, est float64
+	for range b.N {
+		b.StopTimer()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		m := New(Options{})
+		for d := range devices {
+			if err := m.Chunk(1, fmt.Sprintf("dev-%06d", d)).Write(t, idv); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		names := float64(devices * (len("dev-000000") + 16)) // the map's keys: the caller's strings
+		heap = (float64(after.HeapAlloc-before.HeapAlloc)-names)/devices - rows*(cols+1)*8
+		est = float64(m.MemoryUsage())/devices - rows*(cols+1)*8
+		runtime.KeepAlive(m)
+		b.StartTimer()
+	}
+	b.ReportMetric(heap, "heapB/device")
+	b.ReportMetric(est, "estB/device")
+}

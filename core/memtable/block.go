@@ -37,6 +37,11 @@ const (
 	nBits        = 24
 	nMask        = 1<<nBits - 1
 	maxBlockRows = 1 << 20 // n must fit nBits
+	// exactCap, as capLog, says that fixed-width values have room for
+	// exactly the rows held: a column's first block is sized to its first
+	// write (a small device's 10 rows take 10, not 16), and grows by
+	// doubling from there.
+	exactCap = 0xFF
 )
 
 // blockExt holds the buffers of a column block besides fixed-width
@@ -83,7 +88,7 @@ func (b blk) capRows(typ schema.PropertyType) int {
 }
 
 // fixedRows is the capacity of fixed-width values: the power of two of
-// capLog, at most the rows left in the row block.
+// capLog, at most the rows left in the row block (capLog is not exactCap).
 func fixedRows(capLog uint32, maxRows int) int { return min(1<<capLog, maxRows) }
 
 func log2Ceil(n int) uint32 { return uint32(bits.Len(uint(n - 1))) }
@@ -93,7 +98,11 @@ func log2Ceil(n int) uint32 { return uint32(bits.Len(uint(n - 1))) }
 func loadBlock(s *slot, typ schema.PropertyType, maxRows int, meta uint32) blk {
 	b := blk{capLog: meta >> nBits, ext: s.ext.Load()}
 	if wd := tablet.Width(typ); wd > 0 {
-		b.vals = unsafe.Slice(s.vals.Load(), fixedRows(b.capLog, maxRows)*wd)
+		rows := int(meta & nMask)
+		if b.capLog != exactCap {
+			rows = fixedRows(b.capLog, maxRows)
+		}
+		b.vals = unsafe.Slice(s.vals.Load(), rows*wd)
 	}
 	return b
 }
@@ -140,7 +149,7 @@ func (w *writer) writeColumn(sg *segment, p int, col *tablet.Column) {
 	meta := s.meta.Load()
 	lo, held := vs, int(meta&nMask)
 	if held == 0 {
-		rows, data := nextPow2(cnt), nextPow2(dataHi-dataLo)
+		rows, data := cnt, dataHi-dataLo // sized to this write: see exactCap
 		if full, used := filled(sg.prev, p, w.c.blockRows); full {
 			// The column filled the previous row block: it is likely
 			// to fill this one too, so skip the doublings.
@@ -196,11 +205,11 @@ func filled(rb *rowBlock, p, blockRows int) (bool, int) {
 	if rb == nil {
 		return false, 0
 	}
-	sp := rb.slots.Load()
-	if sp == nil || p >= len(*sp) {
+	sa := rb.slotArray()
+	if p >= len(sa) {
 		return false, 0
 	}
-	s := &(*sp)[p]
+	s := &sa[p]
 	n := int(s.meta.Load() & nMask)
 	if n == 0 || int(s.lo)+n < blockRows {
 		return false, 0
@@ -217,7 +226,12 @@ func filled(rb *rowBlock, p, blockRows int) (bool, int) {
 func (w *writer) newBlock(typ schema.PropertyType, rows, data, maxRows int, withValid bool) blk {
 	if wd := tablet.Width(typ); wd > 0 && !withValid { // the usual block, first
 		capLog := log2Ceil(rows)
-		vals := w.bytes.takeFrom(w.c.src, fixedRows(capLog, maxRows)*wd, w.left)
+		if rows < fixedRows(capLog, maxRows) {
+			capLog = exactCap
+		} else {
+			rows = fixedRows(capLog, maxRows)
+		}
+		vals := w.bytes.takeFrom(w.c.src, rows*wd, w.left)
 		w.delta += int64(len(vals))
 		return blk{vals: vals, capLog: capLog}
 	}
@@ -265,7 +279,7 @@ func (w *writer) grow(b blk, typ schema.PropertyType, held, rows, data, maxRows 
 	nb := b
 	newExt := growData || addValid
 	if growRows {
-		capr = min(max(nextPow2(rows), 2*capr), maxRows)
+		capr = min(nextPow2(max(rows, 2*capr)), maxRows) // a power of two (capLog), even after an exact block
 		switch {
 		case typ == schema.Boolean:
 			words := w.words.take(wordsFor(capr), w.left)

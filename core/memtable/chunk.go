@@ -41,13 +41,13 @@ type Chunk struct {
 	total  *atomic.Int64 // the memtable's total, nil once detached
 	src    *slabSource   // where value slabs come from; nil: the Go heap
 	rows   int
-	sorted bool  // times of rows [0, rows) are non-decreasing
-	last   int64 // time of the last row
+	sorted bool   // times of rows [0, rows) are non-decreasing
+	seq    uint32 // next to sorted: a chunk per device, so every word counts
+	last   int64  // time of the last row
 	cols   []colMeta
 	blocks []*rowBlock
-	used   int      // non-empty slots of the id table (entries and tombstones)
-	stamps []uint32 // per position: seq of the last Write that mapped it; grown lazily
-	seq    uint32
+	used   int         // non-empty slots of the id table (entries and tombstones)
+	stamps []uint32    // per position: seq of the last Write that mapped it; grown lazily
 	dels   []Tombstone // as in state; replaced, never appended to in place
 }
 
@@ -60,7 +60,7 @@ func (c *Chunk) Delete(start, end int64) {
 		return
 	}
 	c.dels = append(slices.Clip(c.dels), Tombstone{Start: start, End: end, Below: c.rows})
-	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks, dels: c.dels})
+	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks, dels: publishedDels(c.dels)})
 }
 
 // mapped is what the mapping pass learns about one incoming column, so
@@ -91,7 +91,23 @@ type state struct {
 	sorted bool
 	cols   []colMeta
 	blocks []*rowBlock
-	dels   []Tombstone // deletes of rows before them, in order
+	dels   *[]Tombstone // deletes of rows before them, in order; nil when none (most chunks: 8 bytes, not 24)
+}
+
+// tombstones returns the state's deletes.
+func (st *state) tombstones() []Tombstone {
+	if st.dels == nil {
+		return nil
+	}
+	return *st.dels
+}
+
+// publishedDels returns dels as a state holds them.
+func publishedDels(dels []Tombstone) *[]Tombstone {
+	if len(dels) == 0 {
+		return nil
+	}
+	return &dels
 }
 
 // Tombstone deletes the rows of a chunk that arrived before it (row index
@@ -109,9 +125,48 @@ type Tombstone struct {
 // columns 0 and 9,999 hold values costs 240 KB of slots. A two-level
 // array would avoid that, at the price of an indirection on every access
 // and a minimum page per row block for narrow chunks; it is not done.
+//
+// Both are published as bare pointers, with the slots' count beside them,
+// rather than as pointers to slice headers, which would cost two more
+// allocations per row block: with a million small devices, a million
+// row blocks.
 type rowBlock struct {
-	times atomic.Pointer[[]int64]
-	slots atomic.Pointer[[]slot]
+	times    atomic.Pointer[int64] // timesCap times
+	slots    atomic.Pointer[slot]  // nslots slots
+	nslots   atomic.Int32          // stored after slots, loaded before
+	timesCap int32                 // the writer's alone
+}
+
+// slotArray returns the published slots (nil when none).
+func (rb *rowBlock) slotArray() []slot {
+	n := rb.nslots.Load() // before the pointer: see setSlots
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice(rb.slots.Load(), n)
+}
+
+// setSlots publishes s, a copy of the slots so far grown by at least one:
+// a reader that loads the new count loads the new pointer too.
+func (rb *rowBlock) setSlots(s []slot) {
+	rb.slots.Store(&s[0])
+	rb.nslots.Store(int32(len(s)))
+}
+
+// timesOf returns the first n times of the row block (n at most the rows
+// it holds as of the caller's snapshot).
+func (rb *rowBlock) timesOf(n int) []int64 {
+	p := rb.times.Load()
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice(p, n)
+}
+
+// setTimes publishes t as the row block's times buffer.
+func (rb *rowBlock) setTimes(t []int64) {
+	rb.times.Store(&t[0])
+	rb.timesCap = int32(len(t))
 }
 
 // Memory estimates. Buffers count their full capacity; the constants
@@ -121,7 +176,7 @@ const (
 	colOverhead = int64(unsafe.Sizeof(colMeta{})) + 4 + 16
 	// rowBlockOverhead: the row block, its entry in the block list and
 	// the two published slice headers.
-	rowBlockOverhead = int64(unsafe.Sizeof(rowBlock{})) + 8 + 2*24
+	rowBlockOverhead = int64(unsafe.Sizeof(rowBlock{})) + 8
 	slotSize         = int64(unsafe.Sizeof(slot{}))
 	extOverhead      = int64(unsafe.Sizeof(blockExt{}))
 	minTimeRows      = 8
@@ -191,6 +246,13 @@ func (c *Chunk) mapColumns(t *tablet.Tablet, ids []schema.PropertyID, ms []mappe
 	}
 	mp := mapping{width: len(c.cols), maxPos: -1, tab: c.index.Load(), used: c.used}
 	width, tab := mp.width, mp.tab
+	if tab == nil && width+len(ids) <= smallChunkCols {
+		return c.mapSmall(t, ids, ms, mp)
+	}
+	if tab == nil && width > 0 { // a small chunk outgrows its list: index it, privately until commit
+		tab = c.rebuild(width+len(ids), nil, nil, width)
+		mp.tab, mp.private, mp.used = tab, true, width
+	}
 	pubUsed := c.used // slots used in the published table
 	fail := func(i int, err error) (mapping, error) {
 		if pub := c.index.Load(); pub != nil {
@@ -270,6 +332,51 @@ func (c *Chunk) mapColumns(t *tablet.Tablet, ids []schema.PropertyID, ms []mappe
 	return mp, nil
 }
 
+// smallChunkCols is the most columns a chunk has without an id table:
+// below it a lookup scans the column list (a few words, as fast as a hash
+// probe), and a device with a few columns saves the table's 96 bytes.
+const smallChunkCols = 8
+
+// mapSmall is mapColumns for a chunk without an id table that stays
+// within smallChunkCols columns: lookups scan the column list, and the
+// columns this Write adds; nothing is inserted anywhere until commit.
+func (c *Chunk) mapSmall(t *tablet.Tablet, ids []schema.PropertyID, ms []mapped, mp mapping) (mapping, error) {
+	n, width := len(t.Times), mp.width
+	for i := range t.Columns {
+		col, id := &t.Columns[i], ids[i]
+		if err := checkColumn(col, n); err != nil {
+			return mapping{}, fmt.Errorf("column %q (id %d): %w", col.Name, id, err)
+		}
+		if slices.Contains(ids[:i], id) {
+			return mapping{}, fmt.Errorf("column %q (id %d) appears twice: %w", col.Name, id, errs.ErrInvalidArgument)
+		}
+		p := colPos(c.cols, id)
+		if p >= 0 {
+			if have := c.cols[p].typ; have != col.Type {
+				return mapping{}, fmt.Errorf("column %q (id %d) is %s, the chunk has it as %s: %w",
+					col.Name, id, typeName(col.Type), typeName(have), errs.ErrInvalidArgument)
+			}
+		} else {
+			p = width + mp.added
+			mp.added++
+		}
+		empty := n == 0 || col.Validity != nil && !anyBit(col.Validity, col.Offset, n)
+		ms[i] = mapped{pos: int32(p), typ: col.Type, empty: empty}
+		mp.maxPos = max(mp.maxPos, p)
+	}
+	return mp, nil
+}
+
+// colPos returns the position of id in cols, or -1.
+func colPos(cols []colMeta, id schema.PropertyID) int {
+	for p, cm := range cols {
+		if cm.id == id {
+			return p
+		}
+	}
+	return -1
+}
+
 // rebuild returns a new id table with room for n entries holding the
 // committed columns and the entries this Write added so far.
 func (c *Chunk) rebuild(n int, ids []schema.PropertyID, ms []mapped, width int) *idTable {
@@ -339,7 +446,7 @@ func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, ms []mapped, m
 		c.last = tm
 	}
 	c.rows += n
-	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks, dels: c.dels})
+	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks, dels: publishedDels(c.dels)})
 	c.mem.Add(w.delta)
 	if c.total != nil {
 		c.total.Add(w.delta)
@@ -405,19 +512,19 @@ func (s *slab[T]) takeFrom(src *slabSource, n, left int) []T {
 }
 
 func (w *writer) writeTimes(sg *segment, ts []int64) {
-	var cur []int64
-	if p := sg.rb.times.Load(); p != nil {
-		cur = *p
-	}
+	cur := sg.rb.timesOf(int(sg.rb.timesCap))
 	if need := sg.r + len(ts); need > len(cur) {
 		size := min(max(nextPow2(need), 2*len(cur), minTimeRows), w.c.blockRows)
-		if sg.prev != nil { // the chunk has filled a row block: it streams
+		switch {
+		case sg.prev != nil: // the chunk has filled a row block: it streams
 			size = w.c.blockRows
+		case len(cur) == 0: // sized to the first write, as value blocks (exactCap)
+			size = need
 		}
 		nt := make([]int64, size)
 		copy(nt, cur[:sg.r])
 		w.delta += 8 * int64(len(nt)-len(cur))
-		sg.rb.times.Store(&nt)
+		sg.rb.setTimes(nt)
 		cur = nt
 	}
 	copy(cur[sg.r:], ts)
@@ -429,10 +536,7 @@ func (w *writer) slotsOf(sg *segment) []slot {
 	if sg.slots != nil {
 		return sg.slots
 	}
-	var cur []slot
-	if p := sg.rb.slots.Load(); p != nil {
-		cur = *p
-	}
+	cur := sg.rb.slotArray()
 	if len(cur) <= sg.maxPos {
 		ns := make([]slot, max(sg.maxPos+1, 2*len(cur)))
 		for i := range cur {
@@ -442,7 +546,7 @@ func (w *writer) slotsOf(sg *segment) []slot {
 			ns[i].meta.Store(cur[i].meta.Load())
 		}
 		w.delta += slotSize * int64(len(ns)-len(cur))
-		sg.rb.slots.Store(&ns)
+		sg.rb.setSlots(ns)
 		cur = ns
 	}
 	sg.slots = cur

@@ -33,15 +33,15 @@ func (c *Chunk) Clone() *Chunk {
 		nrb := &rowBlock{}
 		mem += rowBlockOverhead
 		inBlock := min(c.blockRows, c.rows-bi*c.blockRows)
-		if tp := rb.times.Load(); tp != nil {
-			ts := slices.Clone((*tp)[:inBlock])
-			nrb.times.Store(&ts)
+		if tp := rb.timesOf(inBlock); tp != nil {
+			ts := slices.Clone(tp)
+			nrb.setTimes(ts)
 			mem += 8 * int64(len(ts))
 		}
-		if sp := rb.slots.Load(); sp != nil {
-			ns := make([]slot, len(*sp))
-			for p := range *sp {
-				s := &(*sp)[p]
+		if sa := rb.slotArray(); sa != nil {
+			ns := make([]slot, len(sa))
+			for p := range sa {
+				s := &sa[p]
 				meta := s.meta.Load()
 				n := int(meta & nMask)
 				if n == 0 {
@@ -54,13 +54,13 @@ func (c *Chunk) Clone() *Chunk {
 				publish(&ns[p], blk{}, b, n)
 				mem += b.size()
 			}
-			nrb.slots.Store(&ns)
+			nrb.setSlots(ns)
 			mem += slotSize * int64(len(ns))
 		}
 		nc.blocks[bi] = nrb
 	}
 	nc.mem.Store(mem)
-	nc.state.Store(&state{rows: nc.rows, sorted: nc.sorted, cols: nc.cols, blocks: nc.blocks, dels: nc.dels})
+	nc.state.Store(&state{rows: nc.rows, sorted: nc.sorted, cols: nc.cols, blocks: nc.blocks, dels: publishedDels(nc.dels)})
 	return nc
 }
 

@@ -39,6 +39,20 @@ func (c *Chunk) Snapshot() Snapshot {
 	return Snapshot{st: st, ix: c.index.Load(), shift: c.shift, blockRows: c.blockRows}
 }
 
+// pos returns the position of column id in the snapshot, or -1: by the id
+// table, or in a small chunk, which has none, by the column list.
+func (s Snapshot) pos(id schema.PropertyID) int {
+	if s.ix != nil {
+		return s.ix.lookup(id, len(s.st.cols))
+	}
+	return colPos(s.st.cols, id)
+}
+
+// blockTimes returns the times of the snapshot's rows in row block b.
+func (s Snapshot) blockTimes(b int) []int64 {
+	return s.st.blocks[b].timesOf(min(s.blockRows, s.st.rows-b*s.blockRows))
+}
+
 // Rows returns the number of rows written (before merging equal times).
 func (s Snapshot) Rows() int {
 	if s.st == nil {
@@ -82,11 +96,11 @@ func (s Snapshot) Cursor(cols []ColumnRef, start, end int64, batchRows int) *Cur
 	if s.st != nil {
 		c.vs = make([]view, (s.st.rows+s.blockRows-1)>>s.shift)
 	}
-	if s.st != nil && s.st.sorted && len(s.st.dels) == 0 && s.st.rows > 0 && start < end {
+	if s.st != nil && s.st.sorted && len(s.st.tombstones()) == 0 && s.st.rows > 0 && start < end {
 		c.sorted = true
 		c.tv = make([][]int64, (s.st.rows+s.blockRows-1)>>s.shift)
 		for b := range c.tv {
-			c.tv[b] = *s.st.blocks[b].times.Load()
+			c.tv[b] = s.blockTimes(b)
 		}
 		c.pos = sort.Search(s.st.rows, func(i int) bool { return c.timeAt(i) >= start })
 		c.hi = sort.Search(s.st.rows, func(i int) bool { return c.timeAt(i) >= end })
@@ -213,15 +227,15 @@ func (c *Cursor) view(sub rowSet) *tablet.Tablet {
 // viewColumn returns column ref of block rows [i, i+n) of row block bi
 // as a view of its block, if the block holds all of them and no null.
 func (s Snapshot) viewColumn(ref ColumnRef, bi, i, n int) (tablet.Column, bool) {
-	p := s.ix.lookup(ref.ID, len(s.st.cols))
+	p := s.pos(ref.ID)
 	if p < 0 || s.st.cols[p].typ != ref.Type || ref.Type == schema.Boolean {
 		return tablet.Column{}, false
 	}
-	sp := s.st.blocks[bi].slots.Load()
-	if sp == nil || p >= len(*sp) {
+	sa := s.st.blocks[bi].slotArray()
+	if p >= len(sa) {
 		return tablet.Column{}, false
 	}
-	sl := &(*sp)[p]
+	sl := &sa[p]
 	held := int(sl.meta.Load() & nMask) // before the rest: see slot
 	if held == 0 {
 		return tablet.Column{}, false // lo is not published yet
@@ -308,14 +322,13 @@ func (s Snapshot) TimeBounds() (lo, hi int64, ok bool) {
 		return 0, 0, false
 	}
 	rows := s.st.rows
-	timeAt := func(r int) int64 { return (*s.st.blocks[r>>s.shift].times.Load())[r&(s.blockRows-1)] }
+	timeAt := func(r int) int64 { return s.blockTimes(r >> s.shift)[r&(s.blockRows-1)] }
 	if s.st.sorted {
 		return timeAt(0), timeAt(rows - 1), true
 	}
 	lo, hi = math.MaxInt64, math.MinInt64
 	for b := 0; b*s.blockRows < rows; b++ {
-		ts := *s.st.blocks[b].times.Load()
-		for _, t := range ts[:min(s.blockRows, rows-b*s.blockRows)] {
+		for _, t := range s.blockTimes(b) {
 			lo, hi = min(lo, t), max(hi, t)
 		}
 	}
@@ -335,7 +348,7 @@ func deleted(dels []Tombstone, r int, t int64) bool {
 
 // HasDeletes reports whether rows of the snapshot are deleted: its Rows
 // and TimeBounds then count them still.
-func (s Snapshot) HasDeletes() bool { return s.st != nil && len(s.st.dels) > 0 }
+func (s Snapshot) HasDeletes() bool { return s.st != nil && len(s.st.tombstones()) > 0 }
 
 // rowSet is the result rows of a Read: output row k merges the chunk rows
 // order[ends[k-1]:ends[k]] (in arrival order) and has time times[k].
@@ -355,12 +368,12 @@ func (s Snapshot) selectRows(start, end int64) rowSet {
 	rows, mask := s.st.rows, s.blockRows-1
 	tv := make([][]int64, (rows+mask)>>s.shift)
 	for b := range tv {
-		tv[b] = *s.st.blocks[b].times.Load()
+		tv[b] = s.blockTimes(b)
 	}
 	timeAt := func(r int32) int64 { return tv[r>>s.shift][int(r)&mask] }
 
 	var order []int32
-	if s.st.sorted && len(s.st.dels) == 0 {
+	if s.st.sorted && len(s.st.tombstones()) == 0 {
 		lo := sort.Search(rows, func(i int) bool { return timeAt(int32(i)) >= start })
 		hi := sort.Search(rows, func(i int) bool { return timeAt(int32(i)) >= end })
 		order = make([]int32, hi-lo)
@@ -369,14 +382,14 @@ func (s Snapshot) selectRows(start, end int64) rowSet {
 		}
 	} else {
 		for r := range int32(rows) {
-			if t := timeAt(r); t >= start && t < end && !deleted(s.st.dels, int(r), t) {
+			if t := timeAt(r); t >= start && t < end && !deleted(s.st.tombstones(), int(r), t) {
 				order = append(order, r)
 			}
 		}
 		// Stable: equal times keep arrival order, which the merge needs.
 		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(timeAt(a), timeAt(b)) })
 	}
-	rs := rowSet{order: order, ends: make([]int32, 0, len(order)), times: make([]int64, 0, len(order)), run: s.st.sorted && len(s.st.dels) == 0}
+	rs := rowSet{order: order, ends: make([]int32, 0, len(order)), times: make([]int64, 0, len(order)), run: s.st.sorted && len(s.st.tombstones()) == 0}
 	for i := 0; i < len(order); {
 		t := timeAt(order[i])
 		j := i + 1
@@ -408,11 +421,11 @@ func (s Snapshot) views(vs []view, p int, typ schema.PropertyType) {
 	rows, wd := s.st.rows, tablet.Width(typ)
 	clear(vs)
 	for bi := range vs {
-		sp := s.st.blocks[bi].slots.Load()
-		if sp == nil || p >= len(*sp) {
+		sa := s.st.blocks[bi].slotArray()
+		if p >= len(sa) {
 			continue
 		}
-		sl := &(*sp)[p]
+		sl := &sa[p]
 		n := int(sl.meta.Load() & nMask) // before the rest: see slot
 		if n == 0 {
 			continue
@@ -531,7 +544,7 @@ func (s Snapshot) readColumn(ref ColumnRef, rs rowSet, vs []view) tablet.Column 
 	valid := make([]byte, (nout+7)/8)
 	p := -1
 	if s.st != nil {
-		p = s.ix.lookup(ref.ID, len(s.st.cols))
+		p = s.pos(ref.ID)
 		if p >= 0 && s.st.cols[p].typ != ref.Type {
 			p = -1
 		}

@@ -142,7 +142,7 @@ func TestCursorViews(t *testing.T) {
 				if sorted && len(times) == 0 && rng[0] == math.MinInt64 {
 					// Int64 is dense: the first batch's column is row block 0's own block.
 					p := snap.ix.lookup(ids[2], snap.Width())
-					block := (*snap.st.blocks[0].slots.Load())[p].vals.Load()
+					block := snap.st.blocks[0].slotArray()[p].vals.Load()
 					require.Same(t, block, &b.Columns[2].Values[0], "a view, not a copy")
 					require.LessOrEqual(t, b.Rows(), 8, "a view batch ends with its row block")
 				}
