@@ -326,6 +326,28 @@ int arcadego_insert_stream_long(arcadego_db *db, const char *type, size_t type_l
 int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err);
 
 /*
+** Aggregates of one type's rows into `out`, a stream as arcadego_scan's.
+** `request_json`:
+**   {"type": "A",                               required
+**    "aggregates": [["x", "min"], ["x", "count"]], required: property and
+**                                                 function (count, min, max,
+**                                                 sum, mean, first, last)
+**    "devices", "device_prefix", "start", "end":  as arcadego_scan's
+**    "by_device": false,                          a result row per device
+**    "every": 0, "origin": 0}                     buckets of time
+**                                                 [origin + k*every, +every)
+** Nulls are skipped, as in SQL; an aggregate of a group without a value is
+** null (count: 0). Columns: "device" (with by_device), the time column (the
+** bucket's start, or without every the group's first time), then one
+** column per aggregate named "<property>_<function>": count INT64, sum
+** INT64 for integers (an overflow is ARCADEGO_INVALID_ARGUMENT) and DOUBLE
+** for floats, mean DOUBLE, min, max, first and last the property's type
+** (min and max of numbers, timestamps, dates and strings). Buckets without
+** rows have no result row. Rows are sorted by device, then time.
+*/
+int arcadego_aggregate(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err);
+
+/*
 ** Describe the schema as JSON in *json_out (free it with arcadego_free):
 ** {"types":[{"name":..,"time":{"unit":"ms","zone":"UTC"},"ttl_ns":..,
 **            "properties":[{"name":..,"type":"INT64"}],

@@ -30,7 +30,8 @@ import (
 type result struct {
 	mu        sync.Mutex
 	db        *dbHandle
-	rows      *engine.Rows
+	rows      batchSource
+	typeName  string
 	bufs      *decodeBuffers
 	mem       cdata.Memory // exportMemory, with bufs' blocks to point to
 	cols      *cdata.Result
@@ -38,6 +39,29 @@ type result struct {
 	held      *engine.Batch // read from rows, not yet exported
 	ended     bool          // rows has no more batches
 }
+
+// batchSource is what a result stream reads: a scan (*engine.Rows) or the
+// batches of an aggregate.
+type batchSource interface {
+	Next() (engine.Batch, bool)
+	Err() error
+	Close()
+}
+
+// batchList is a batchSource of batches in hand.
+type batchList struct{ batches []engine.Batch }
+
+func (l *batchList) Next() (engine.Batch, bool) {
+	if len(l.batches) == 0 {
+		return engine.Batch{}, false
+	}
+	b := l.batches[0]
+	l.batches = l.batches[1:]
+	return b, true
+}
+
+func (l *batchList) Err() error { return nil }
+func (l *batchList) Close()     { l.batches = nil }
 
 // joinBelow is the size under which a scan's batches (a device's rows, or
 // the part of them in one row group) are joined with the next ones into
@@ -212,19 +236,24 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 		if batchRows <= 0 {
 			batchRows = engine.DefaultBatchRows
 		}
-		r := &result{db: d, rows: rows, bufs: bufs, mem: exportMemory, cols: cols, batchRows: batchRows}
+		r := &result{db: d, rows: rows, typeName: req.Type, bufs: bufs, mem: exportMemory, cols: cols, batchRows: batchRows}
 		r.mem.Owner = bufs.owner
 		r.mem.Ref = func(block uintptr) { C.ag_export_ref(*(*unsafe.Pointer)(unsafe.Pointer(&block))) }
-		table.mu.Lock()
-		token := newToken()
-		table.results[token] = r
-		table.mu.Unlock()
-		if rc := C.ag_result_init(out, C.uintptr_t(token)); rc != 0 {
-			dropResult(token)
-			return fmt.Errorf("scan: out of memory for the result stream: %w", errs.ErrInternal)
-		}
-		return nil
+		return openResult(r, out)
 	})
+}
+
+// openResult makes out the stream of r.
+func openResult(r *result, out *C.struct_ArrowArrayStream) error {
+	table.mu.Lock()
+	token := newToken()
+	table.results[token] = r
+	table.mu.Unlock()
+	if rc := C.ag_result_init(out, C.uintptr_t(token)); rc != 0 {
+		dropResult(token)
+		return fmt.Errorf("out of memory for the result stream: %w", errs.ErrInternal)
+	}
+	return nil
 }
 
 func lookupResult(token uintptr) *result {
@@ -293,7 +322,7 @@ func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 		if err != nil {
 			if errors.Is(err, errs.ErrCanceled) && r.db.isClosed() {
 				// arcadego_close canceled the scan: say so.
-				return fmt.Errorf("scan of %q stopped: the database was closed: %w", r.rows.Type().Name, errs.ErrCanceled)
+				return fmt.Errorf("scan of %q stopped: the database was closed: %w", r.typeName, errs.ErrCanceled)
 			}
 			return err
 		}

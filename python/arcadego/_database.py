@@ -24,7 +24,7 @@ from ._errors import (
     PerformanceWarning,
     StorageError,
 )
-from ._result import Result
+from ._result import AggregateResult, Result
 
 __all__ = ["connect", "Database", "Transaction", "quote_name", "PathLike"]
 
@@ -784,6 +784,64 @@ class Database(_Schema):
             request["batch_rows"] = int(batch_rows)
         result = Result(self, request)
         result._check()  # a bad type or column raises here, not at the first read
+        return result
+
+    def aggregate(self, type: str, aggregates: Mapping[str, str | Sequence[str]],
+                  device: str | Sequence[str] | None = None,
+                  start: int | _dt.datetime | Any | None = None, end: int | _dt.datetime | Any | None = None,
+                  by_device: bool = False, every: int | None = None, origin: int = 0,
+                  device_prefix: str | None = None) -> AggregateResult:
+        """Aggregates of one type's rows, computed in the library (the rows
+        are not handed to Python): ``aggregates`` maps properties to
+        functions, ``{"temperature": ["min", "max", "mean"], "k": "count"}``;
+        the functions are ``count``, ``min``, ``max``, ``sum``, ``mean``,
+        ``first`` and ``last``. The rows are those ``scan`` would return for
+        the same ``device``, ``device_prefix``, ``start`` and ``end``.
+
+        ``by_device=True`` gives each device its own result rows; ``every``
+        (an int in the type's time unit) cuts time into buckets
+        ``[origin + k*every, origin + (k+1)*every)``, one result row each;
+        buckets without rows have no result row.
+
+        Nulls are skipped, as in SQL; a group without a value of a property
+        has null aggregates of it (``count``: 0). Result types: ``count``
+        INT64, ``sum`` INT64 for integers (an overflow raises
+        InvalidArgumentError) and DOUBLE for floats, ``mean`` DOUBLE,
+        ``min``/``max``/``first``/``last`` the property's type; ``min`` and
+        ``max`` take numbers, timestamps, dates and strings, and NaN is the
+        greatest number. Columns are named ``<property>_<function>``.
+
+        Example::
+
+            db.aggregate("Sensor", {"temperature": ["mean", "max"]}, by_device=True, every=3600).to_pandas()
+        """
+        self._require_open()
+        if not isinstance(aggregates, Mapping) or not aggregates:
+            raise InvalidArgumentError("aggregates must be a non-empty dict of property -> function(s), "
+                                       f"got {builtins.type(aggregates).__name__}")
+        pairs: list[list[str]] = []
+        for prop, fns in aggregates.items():
+            for fn in [fns] if isinstance(fns, str) else list(fns):
+                pairs.append([_check_str(prop, "property"), _check_str(fn, "function")])
+        request: dict[str, Any] = {"type": _check_str(type, "type"), "aggregates": pairs}
+        if device is not None:
+            devices = [device] if isinstance(device, str) else list(device)
+            request["devices"] = [_check_str(d, "device") for d in devices]
+        if device_prefix is not None:
+            request["device_prefix"] = _check_str(device_prefix, "device_prefix")
+        if not isinstance(by_device, bool):
+            raise InvalidArgumentError(f"by_device must be a bool, got {builtins.type(by_device).__name__}")
+        request["by_device"] = by_device
+        for name, value in (("every", every), ("origin", origin)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise InvalidArgumentError(f"{name} must be an int in the type's time unit, "
+                                           f"got {builtins.type(value).__name__}")
+            request[name] = int(value)
+        request.update(_time_range(self, type, start, end))
+        result = AggregateResult(self, request)
+        result._check()  # a bad type, property or function raises here
         return result
 
     def describe(self, type: str | None = None) -> dict[str, Any]:

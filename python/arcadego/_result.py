@@ -67,6 +67,8 @@ class Result:
         res.to_pylist()   # [{"device": "d1", "time": 1, "k": 7}, ...]
     """
 
+    _function = "arcadego_scan"  # the library call that starts the stream
+
     def __init__(self, db: Database, request: dict[str, Any]) -> None:
         self._db = db
         self._request = request
@@ -89,7 +91,7 @@ class Result:
         try:
             # Direct: starting a scan is quick; the rows come in get_next
             # calls of one batch each, between which Ctrl-C is delivered.
-            status = _lib.lib.arcadego_scan(handle, self._json, address, ctypes.byref(err))
+            status = getattr(_lib.lib, self._function)(handle, self._json, address, ctypes.byref(err))
             _lib.check(status, err)
         except BaseException:
             _cdata.free(address)
@@ -107,7 +109,7 @@ class Result:
         address = _cdata.malloc_stream()
         err = ctypes.c_void_p()
         try:
-            status = _lib.lib.arcadego_scan(handle, probe, address, ctypes.byref(err))
+            status = getattr(_lib.lib, self._function)(handle, probe, address, ctypes.byref(err))
             _lib.check(status, err)
         except BaseException:
             _cdata.free(address)
@@ -231,3 +233,19 @@ class Result:
             if f.dictionary is not None:
                 frame[f.name] = frame[f.name].astype("category")
         return frame
+
+
+class AggregateResult(Result):
+    """The lazy result of :meth:`Database.aggregate`: read it as a scan's
+    (``to_arrow()``, ``to_pandas()``, ``to_pylist()``, the Arrow stream),
+    and each read computes the aggregates again over the committed rows.
+
+    Columns: ``device`` (with ``by_device=True``), the time column (each
+    bucket's start, or without ``every`` the group's first time), then one
+    column per aggregate named ``<property>_<function>``.
+    """
+
+    _function = "arcadego_aggregate"
+
+    def __repr__(self) -> str:
+        return f"<arcadego.AggregateResult {self._request!r}>"

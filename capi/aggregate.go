@@ -1,0 +1,73 @@
+package main
+
+/*
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/arcadego/arcadego/core/engine"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/internal/cdata"
+)
+
+// aggregateRequest is the request_json of arcadego_aggregate.
+type aggregateRequest struct {
+	Type       *string     `json:"type"`
+	Aggregates [][2]string `json:"aggregates"`
+	Devices    []string    `json:"devices"`
+	Prefix     string      `json:"device_prefix"`
+	Start      *int64      `json:"start"`
+	End        *int64      `json:"end"`
+	ByDevice   bool        `json:"by_device"`
+	Every      int64       `json:"every"`
+	Origin     int64       `json:"origin"`
+}
+
+//export ag_go_aggregate
+func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		if out == nil {
+			return fmt.Errorf("aggregate: out is NULL: %w", errInvalid)
+		}
+		C.memset(unsafe.Pointer(out), 0, C.sizeof_struct_ArrowArrayStream)
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		var r aggregateRequest
+		if err := decodeCJSON("aggregate request", requestJSON, &r); err != nil {
+			return err
+		}
+		if r.Type == nil {
+			return fmt.Errorf("aggregate request: \"type\" is required: %w", errInvalid)
+		}
+		req := engine.AggregateRequest{Type: *r.Type, Devices: r.Devices, DevicePrefix: r.Prefix, Start: r.Start, End: r.End,
+			ByDevice: r.ByDevice, Every: r.Every, Origin: r.Origin}
+		for _, a := range r.Aggregates {
+			req.Aggs = append(req.Aggs, engine.Agg{Property: a[0], Func: a[1]})
+		}
+		batches, ty, err := d.db.Aggregate(d.context(), req)
+		if err != nil {
+			return err
+		}
+		props := make([]schema.Property, len(req.Aggs))
+		for i, a := range req.Aggs {
+			p, _ := ty.Property(a.Property)
+			props[i] = schema.Property{ID: schema.PropertyID(i + 1), Name: engine.AggColumnName(a), Type: engine.AggResultType(a.Func, p.Type)}
+		}
+		var unit, zone string
+		if ty.TimeSet {
+			unit, zone = ty.TimeUnit, ty.TimeZone
+		}
+		cols, err := cdata.NewResult(d.timeColumn, unit, zone, props, req.ByDevice)
+		if err != nil {
+			return err
+		}
+		return openResult(&result{db: d, rows: &batchList{batches}, typeName: req.Type, mem: exportMemory, cols: cols,
+			batchRows: engine.DefaultBatchRows}, out)
+	})
+}

@@ -1,0 +1,426 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// Agg is one aggregate of a property: Func is one of count, min, max,
+// sum, mean, first, last.
+type Agg struct {
+	Property string
+	Func     string
+}
+
+// AggregateRequest asks for aggregates of one type's rows, over the rows
+// a ScanRequest with the same devices and range would return.
+type AggregateRequest struct {
+	Type         string
+	Aggs         []Agg
+	Devices      []string
+	DevicePrefix string
+	Start, End   *int64
+	// ByDevice gives each device its rows of results; otherwise the
+	// devices' rows are aggregated together.
+	ByDevice bool
+	// Every, when > 0, cuts time into buckets [Origin + k*Every,
+	// Origin + (k+1)*Every), in the time column's unit, each its own
+	// result row; buckets without rows have none. 0: one bucket.
+	Every, Origin int64
+}
+
+// AggColumnName is the result column of an aggregate: "x_min".
+func AggColumnName(a Agg) string { return a.Property + "_" + a.Func }
+
+// aggFuncs are the aggregate functions and the property types they take.
+var aggFuncs = map[string]func(schema.PropertyType) bool{
+	"count": func(schema.PropertyType) bool { return true },
+	"first": func(schema.PropertyType) bool { return true },
+	"last":  func(schema.PropertyType) bool { return true },
+	"min":   ordered,
+	"max":   ordered,
+	"sum":   numeric,
+	"mean":  numeric,
+}
+
+func numeric(t schema.PropertyType) bool {
+	return t == schema.Int32 || t == schema.Int64 || t == schema.Float || t == schema.Double
+}
+
+func ordered(t schema.PropertyType) bool {
+	return numeric(t) || t == schema.Timestamp || t == schema.Date || t == schema.String
+}
+
+// AggResultType is the type of an aggregate's result column: count is
+// INT64; sum is INT64 for integers (an overflow is an error) and DOUBLE
+// for floats; mean is DOUBLE; min, max, first and last have the
+// property's type.
+func AggResultType(fn string, pt schema.PropertyType) schema.PropertyType {
+	switch fn {
+	case "count":
+		return schema.Int64
+	case "mean":
+		return schema.Double
+	case "sum":
+		if pt == schema.Float || pt == schema.Double {
+			return schema.Double
+		}
+		return schema.Int64
+	}
+	return pt
+}
+
+// Aggregate computes req's aggregates, reading the rows as a scan does
+// (newest value per device and time, deletes and TTL applied) but without
+// handing them out: one pass, the accumulators of one group at a time for
+// the usual rows in device and time order. Nulls are skipped, as in SQL;
+// a group's aggregates of a property without a non-null value are null
+// (count: 0). The result is a batch per device (ByDevice) or one batch
+// (device ""), whose times are the buckets' starts or, without Every,
+// each group's first time; the columns are the aggregates, in order,
+// named by AggColumnName.
+func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *schema.Type, error) {
+	if req.Every < 0 {
+		return nil, nil, fmt.Errorf("aggregate: every %d must be >= 0: %w", req.Every, errs.ErrInvalidArgument)
+	}
+	if len(req.Aggs) == 0 {
+		return nil, nil, fmt.Errorf("aggregate: no aggregates asked for: %w", errs.ErrInvalidArgument)
+	}
+	cat := db.catalog.Load()
+	ty, ok := cat.Type(req.Type)
+	if !ok {
+		if err := schema.ValidateName("type", req.Type); err != nil {
+			return nil, nil, fmt.Errorf("aggregate: %w", err)
+		}
+		return nil, nil, fmt.Errorf("aggregate: type %q: %w", req.Type, errs.ErrNotFound)
+	}
+	var props []string
+	specs := make([]aggSpec, len(req.Aggs))
+	seen := map[Agg]bool{}
+	for i, a := range req.Aggs {
+		p, ok := ty.Property(a.Property)
+		if !ok {
+			return nil, nil, fmt.Errorf("aggregate: property %s.%s: %w", req.Type, a.Property, errs.ErrNotFound)
+		}
+		takes, known := aggFuncs[a.Func]
+		if !known {
+			return nil, nil, fmt.Errorf("aggregate: unknown function %q (count, min, max, sum, mean, first, last): %w", a.Func, errs.ErrInvalidArgument)
+		}
+		if !takes(p.Type) {
+			return nil, nil, fmt.Errorf("aggregate: %s of %s.%s, a %s property: %w", a.Func, req.Type, a.Property, p.Type, errs.ErrInvalidArgument)
+		}
+		if seen[a] {
+			return nil, nil, fmt.Errorf("aggregate: %s of %q asked twice: %w", a.Func, a.Property, errs.ErrInvalidArgument)
+		}
+		seen[a] = true
+		col := slices.Index(props, a.Property)
+		if col < 0 {
+			col = len(props)
+			props = append(props, a.Property)
+		}
+		specs[i] = aggSpec{fn: a.Func, typ: p.Type, col: col, name: AggColumnName(a)}
+	}
+	rows, err := db.Scan(ctx, ScanRequest{Type: req.Type, Devices: req.Devices, DevicePrefix: req.DevicePrefix,
+		Properties: props, Start: req.Start, End: req.End})
+	if err != nil {
+		return nil, nil, fmt.Errorf("aggregate: %w", err)
+	}
+	defer rows.Close()
+	g := &grouper{req: req, specs: specs, index: map[groupKey]int{}}
+	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+		if err := g.add(b); err != nil {
+			return nil, nil, fmt.Errorf("aggregate of %q: %w", req.Type, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("aggregate: %w", err)
+	}
+	return g.result(), rows.Type(), nil
+}
+
+// aggSpec is one requested aggregate, resolved.
+type aggSpec struct {
+	fn   string
+	typ  schema.PropertyType // the property's
+	col  int                 // its column in the scan's batches
+	name string
+}
+
+// cell is one value of a column: integers (Int32, Int64, Timestamp,
+// Date, Boolean as 0 or 1) in i, floats in f, strings and bytes in s.
+type cell struct {
+	i int64
+	f float64
+	s string
+}
+
+func cellAt(c *tablet.Column, r int) cell {
+	switch c.Type {
+	case schema.Int32, schema.Date:
+		return cell{i: int64(c.Int32(r))}
+	case schema.Int64, schema.Timestamp:
+		return cell{i: c.Int64(r)}
+	case schema.Float:
+		return cell{f: float64(c.Float(r))}
+	case schema.Double:
+		return cell{f: c.Double(r)}
+	case schema.Boolean:
+		if c.Bool(r) {
+			return cell{i: 1}
+		}
+		return cell{}
+	}
+	return cell{s: string(c.Bytes(r))}
+}
+
+// less orders cells of type t; NaN is greater than every number, as in
+// DuckDB and Postgres.
+func less(t schema.PropertyType, a, b cell) bool {
+	switch t {
+	case schema.Float, schema.Double:
+		if math.IsNaN(a.f) {
+			return false
+		}
+		return math.IsNaN(b.f) || a.f < b.f
+	case schema.String, schema.Binary:
+		return strings.Compare(a.s, b.s) < 0
+	}
+	return a.i < b.i
+}
+
+// acc accumulates one aggregate of one group.
+type acc struct {
+	n             int64 // non-null values
+	sumI          int64
+	sumF          float64
+	v             cell  // min, max, first or last
+	firstT, lastT int64 // times of first and last
+}
+
+func (a *acc) add(s *aggSpec, v cell, t int64) error {
+	a.n++
+	switch s.fn {
+	case "sum", "mean":
+		if s.typ == schema.Float || s.typ == schema.Double {
+			a.sumF += v.f
+			return nil
+		}
+		a.sumF += float64(v.i)
+		if s.fn == "sum" {
+			sum := a.sumI + v.i
+			if v.i > 0 && sum < a.sumI || v.i < 0 && sum > a.sumI {
+				return fmt.Errorf("sum of %q overflows INT64: %w", strings.TrimSuffix(s.name, "_sum"), errs.ErrInvalidArgument)
+			}
+			a.sumI = sum
+		}
+	case "min":
+		if a.n == 1 || less(s.typ, v, a.v) {
+			a.v = v
+		}
+	case "max":
+		if a.n == 1 || less(s.typ, a.v, v) {
+			a.v = v
+		}
+	case "first":
+		if a.n == 1 || t < a.firstT {
+			a.v, a.firstT = v, t
+		}
+	case "last":
+		if a.n == 1 || t >= a.lastT {
+			a.v, a.lastT = v, t
+		}
+	}
+	return nil
+}
+
+// groupKey is a result row: a device ("" across devices) and a bucket.
+type groupKey struct {
+	device string
+	bucket int64
+}
+
+type group struct {
+	key   groupKey
+	first int64 // the group's first time
+	accs  []acc
+}
+
+// grouper holds the groups of an Aggregate. Rows come device by device,
+// each in time order, so the group of a row is nearly always the last
+// one's: the index is looked up only when it changes.
+type grouper struct {
+	req    AggregateRequest
+	specs  []aggSpec
+	groups []*group
+	index  map[groupKey]int
+	last   *group
+}
+
+func (g *grouper) bucket(t int64) int64 {
+	if g.req.Every <= 0 {
+		return 0
+	}
+	// Floor division, for times before the origin too.
+	d := t - g.req.Origin
+	k := d / g.req.Every
+	if d%g.req.Every < 0 {
+		k--
+	}
+	return k
+}
+
+func (g *grouper) add(b Batch) error {
+	t := b.Rows
+	device := ""
+	if g.req.ByDevice {
+		device = b.Device
+	}
+	for r, tm := range t.Times {
+		key := groupKey{device, g.bucket(tm)}
+		gr := g.last
+		if gr == nil || gr.key != key {
+			i, ok := g.index[key]
+			if !ok {
+				i = len(g.groups)
+				g.groups = append(g.groups, &group{key: key, first: tm, accs: make([]acc, len(g.specs))})
+				g.index[key] = i
+			}
+			gr = g.groups[i]
+			g.last = gr
+		}
+		gr.first = min(gr.first, tm)
+		for k := range g.specs {
+			s := &g.specs[k]
+			c := &t.Columns[s.col]
+			if !c.Valid(r) {
+				continue
+			}
+			if err := gr.accs[k].add(s, cellAt(c, r), tm); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// result returns the groups as batches, a device at a time, buckets in
+// time order.
+func (g *grouper) result() []Batch {
+	slices.SortFunc(g.groups, func(a, b *group) int {
+		if c := strings.Compare(a.key.device, b.key.device); c != 0 {
+			return c
+		}
+		return cmpInt(a.key.bucket, b.key.bucket)
+	})
+	var out []Batch
+	for lo := 0; lo < len(g.groups); {
+		hi := lo + 1
+		for hi < len(g.groups) && g.groups[hi].key.device == g.groups[lo].key.device {
+			hi++
+		}
+		out = append(out, Batch{Device: g.groups[lo].key.device, Rows: g.tablet(g.groups[lo:hi]), Stable: true})
+		lo = hi
+	}
+	return out
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// tablet returns the result rows of groups.
+func (g *grouper) tablet(groups []*group) *tablet.Tablet {
+	n := len(groups)
+	t := &tablet.Tablet{Times: make([]int64, n), Columns: make([]tablet.Column, len(g.specs))}
+	for i, gr := range groups {
+		t.Times[i] = gr.first
+		if g.req.Every > 0 {
+			t.Times[i] = g.req.Origin + gr.key.bucket*g.req.Every
+		}
+	}
+	for k := range g.specs {
+		s := &g.specs[k]
+		valid := make([]bool, n)
+		for i, gr := range groups {
+			valid[i] = gr.accs[k].n > 0 || s.fn == "count"
+		}
+		rt := AggResultType(s.fn, s.typ)
+		var col tablet.Column
+		switch {
+		case s.fn == "count":
+			col = tablet.Int64s(s.name, mapAccs(groups, k, func(a *acc) int64 { return a.n }), nil)
+		case s.fn == "mean":
+			col = tablet.Doubles(s.name, mapAccs(groups, k, func(a *acc) float64 {
+				if a.n == 0 {
+					return 0
+				}
+				return a.sumF / float64(a.n)
+			}), valid)
+		case s.fn == "sum" && rt == schema.Double:
+			col = tablet.Doubles(s.name, mapAccs(groups, k, func(a *acc) float64 { return a.sumF }), valid)
+		case s.fn == "sum":
+			col = tablet.Int64s(s.name, mapAccs(groups, k, func(a *acc) int64 { return a.sumI }), valid)
+		default:
+			col = cellColumn(s.name, rt, mapAccs(groups, k, func(a *acc) cell { return a.v }), valid)
+		}
+		t.Columns[k] = col
+	}
+	return t
+}
+
+func mapAccs[T any](groups []*group, k int, fn func(*acc) T) []T {
+	out := make([]T, len(groups))
+	for i, gr := range groups {
+		out[i] = fn(&gr.accs[k])
+	}
+	return out
+}
+
+// cellColumn builds a column of type t from cells.
+func cellColumn(name string, t schema.PropertyType, cells []cell, valid []bool) tablet.Column {
+	switch t {
+	case schema.Int32, schema.Date:
+		v := make([]int32, len(cells))
+		for i, c := range cells {
+			v[i] = int32(c.i)
+		}
+		if t == schema.Date {
+			return tablet.Dates(name, v, valid)
+		}
+		return tablet.Int32s(name, v, valid)
+	case schema.Int64:
+		return tablet.Int64s(name, mapCells(cells, func(c cell) int64 { return c.i }), valid)
+	case schema.Timestamp:
+		return tablet.Timestamps(name, mapCells(cells, func(c cell) int64 { return c.i }), valid)
+	case schema.Float:
+		return tablet.Floats(name, mapCells(cells, func(c cell) float32 { return float32(c.f) }), valid)
+	case schema.Double:
+		return tablet.Doubles(name, mapCells(cells, func(c cell) float64 { return c.f }), valid)
+	case schema.Boolean:
+		return tablet.Bools(name, mapCells(cells, func(c cell) bool { return c.i != 0 }), valid)
+	case schema.Binary:
+		return tablet.Binaries(name, mapCells(cells, func(c cell) []byte { return []byte(c.s) }), valid)
+	}
+	return tablet.Strings(name, mapCells(cells, func(c cell) string { return c.s }), valid)
+}
+
+func mapCells[T any](cells []cell, fn func(cell) T) []T {
+	out := make([]T, len(cells))
+	for i, c := range cells {
+		out[i] = fn(c)
+	}
+	return out
+}

@@ -1,0 +1,235 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// refAggregate computes one aggregate of column prop over the rows (time
+// -> value, nil for null) the way Aggregate must: nulls skipped.
+func refAggregate(fn string, rows map[int64]any) any {
+	var times []int64
+	for tm, v := range rows {
+		if v != nil {
+			times = append(times, tm)
+		}
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	if fn == "count" {
+		return int64(len(times))
+	}
+	if len(times) == 0 {
+		return nil
+	}
+	switch fn {
+	case "first":
+		return rows[times[0]]
+	case "last":
+		return rows[times[len(times)-1]]
+	}
+	switch rows[times[0]].(type) {
+	case int64:
+		var sum int64
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, tm := range times {
+			v := rows[tm].(int64)
+			sum += v
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		return map[string]any{"sum": sum, "min": lo, "max": hi, "mean": float64(sum) / float64(len(times))}[fn]
+	case float64:
+		var sum float64
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, tm := range times {
+			v := rows[tm].(float64)
+			sum += v
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		return map[string]any{"sum": sum, "min": lo, "max": hi, "mean": sum / float64(len(times))}[fn]
+	}
+	panic("type")
+}
+
+// TestAggregateMatchesScan: random rows with nulls, overwrites and
+// out-of-order times, partly flushed, partly deleted; every aggregate, by
+// device or not, in buckets or not, over ranges, equals the same
+// computation over a scan's rows.
+func TestAggregateMatchesScan(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE S; CREATE PROPERTY S.k INT64; CREATE PROPERTY S.x DOUBLE"))
+	rng := rand.New(rand.NewPCG(3, 4))
+	for step := range 12 {
+		for d := range 5 {
+			n := 1 + rng.IntN(40)
+			times := make([]int64, n)
+			ks := make([]int64, n)
+			xs := make([]float64, n)
+			kv := make([]bool, n)
+			xv := make([]bool, n)
+			for i := range n {
+				times[i] = int64(rng.IntN(300)) - 50 // out of order, repeats, negative
+				ks[i], kv[i] = int64(rng.IntN(1000))-500, rng.IntN(5) != 0
+				xs[i], xv[i] = rng.NormFloat64(), rng.IntN(4) != 0
+			}
+			tb := &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Int64s("k", ks, kv), tablet.Doubles("x", xs, xv)}}
+			require.NoError(t, db.Insert("S", fmt.Sprintf("d%d", d), tb))
+		}
+		switch step % 4 {
+		case 1:
+			require.NoError(t, db.Flush())
+		case 2:
+			from, to := int64(rng.IntN(200)), int64(20)
+			to += from
+			require.NoError(t, db.Delete(DeleteRequest{Type: "S", Devices: []string{"d1"}, Start: &from, End: &to}))
+		}
+	}
+	all := rowsOf(t, db, "S")
+	fns := []string{"count", "min", "max", "sum", "mean", "first", "last"}
+	var aggs []Agg
+	for _, p := range []string{"k", "x"} {
+		for _, fn := range fns {
+			aggs = append(aggs, Agg{p, fn})
+		}
+	}
+	for _, c := range []struct {
+		byDevice      bool
+		every, origin int64
+		start, end    *int64
+	}{
+		{false, 0, 0, nil, nil},
+		{true, 0, 0, nil, nil},
+		{true, 25, 0, nil, nil},
+		{false, 40, 7, nil, nil},
+		{true, 13, -3, ptr(int64(-10)), ptr(int64(120))},
+		{false, 0, 0, ptr(int64(500)), nil}, // no rows
+	} {
+		name := fmt.Sprintf("byDevice=%v every=%d origin=%d", c.byDevice, c.every, c.origin)
+		batches, _, err := db.Aggregate(context.Background(), AggregateRequest{Type: "S", Aggs: aggs, ByDevice: c.byDevice,
+			Every: c.every, Origin: c.origin, Start: c.start, End: c.end})
+		require.NoError(t, err, name)
+		// The reference: group the scan's rows.
+		type key struct {
+			device string
+			bucket int64
+		}
+		groups := map[key]map[string]map[int64]any{}
+		firsts := map[key]int64{}
+		for dev, rows := range all {
+			for tm, row := range rows {
+				if c.start != nil && tm < *c.start || c.end != nil && tm >= *c.end {
+					continue
+				}
+				k := key{bucket: 0}
+				if c.byDevice {
+					k.device = dev
+				}
+				if c.every > 0 {
+					k.bucket = int64(math.Floor(float64(tm-c.origin)/float64(c.every)))*c.every + c.origin
+				}
+				if groups[k] == nil {
+					groups[k] = map[string]map[int64]any{"k": {}, "x": {}}
+					firsts[k] = tm
+				}
+				firsts[k] = min(firsts[k], tm)
+				// Across devices two rows may share a time: count both.
+				tkey := tm*16 + int64(len(dev)) + int64(dev[len(dev)-1]-'0')
+				if c.byDevice {
+					tkey = tm
+				}
+				groups[k]["k"][tkey] = row["k"]
+				groups[k]["x"][tkey] = row["x"]
+			}
+		}
+		got := 0
+		for _, b := range batches {
+			for i, tm := range b.Rows.Times {
+				k := key{device: b.Device, bucket: tm}
+				if c.every == 0 {
+					k.bucket = 0
+					assert.Equal(t, firsts[k], tm, "%s: the group's first time", name)
+				}
+				g, ok := groups[k]
+				require.True(t, ok, "%s: group %v has rows", name, k)
+				got++
+				for j, a := range aggs {
+					col := &b.Rows.Columns[j]
+					require.Equal(t, AggColumnName(a), col.Name)
+					want := refAggregate(a.Func, g[a.Property])
+					if !c.byDevice && (a.Func == "first" || a.Func == "last") {
+						continue // ties across devices: checked by device
+					}
+					if want == nil {
+						assert.False(t, col.Valid(i), "%s %v %s", name, k, col.Name)
+						continue
+					}
+					require.True(t, col.Valid(i), "%s %v %s", name, k, col.Name)
+					switch w := want.(type) {
+					case float64:
+						assert.InDelta(t, w, col.Value(i), 1e-9, "%s %v %s", name, k, col.Name)
+					default:
+						assert.Equal(t, w, col.Value(i), "%s %v %s", name, k, col.Name)
+					}
+				}
+			}
+		}
+		assert.Equal(t, len(groups), got, "%s: every group, once", name)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestAggregateEdges(t *testing.T) {
+	db := openMem(t, Options{AutoCreate: true})
+	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE E; CREATE PROPERTY E.k INT64; CREATE PROPERTY E.x DOUBLE; CREATE PROPERTY E.s STRING"))
+	tb := &tablet.Tablet{Times: []int64{1, 2, 3}, Columns: []tablet.Column{
+		tablet.Int64s("k", []int64{math.MaxInt64, 1, 0}, []bool{true, true, false}),
+		tablet.Doubles("x", []float64{math.NaN(), 2, -1}, nil),
+		tablet.Strings("s", []string{"b", "a", "c"}, []bool{true, true, false}),
+	}}
+	require.NoError(t, db.Insert("E", "d", tb))
+	agg := func(aggs ...Agg) ([]Batch, error) {
+		b, _, err := db.Aggregate(context.Background(), AggregateRequest{Type: "E", Aggs: aggs})
+		return b, err
+	}
+	_, err := agg(Agg{"k", "sum"})
+	require.ErrorIs(t, err, errs.ErrInvalidArgument, "MaxInt64 + 1 overflows")
+	assert.Contains(t, err.Error(), `sum of "k" overflows`)
+	b, err := agg(Agg{"k", "mean"}, Agg{"x", "max"}, Agg{"x", "min"}, Agg{"s", "min"}, Agg{"s", "max"}, Agg{"s", "count"})
+	require.NoError(t, err)
+	require.Len(t, b, 1)
+	r := b[0].Rows
+	assert.InDelta(t, (float64(math.MaxInt64)+1)/2, r.Columns[0].Double(0), 1e6)
+	assert.True(t, math.IsNaN(r.Columns[1].Double(0)), "NaN is the greatest")
+	assert.Equal(t, -1.0, r.Columns[2].Double(0))
+	assert.Equal(t, "a", string(r.Columns[3].Bytes(0)))
+	assert.Equal(t, "b", string(r.Columns[4].Bytes(0)))
+	assert.Equal(t, int64(2), r.Columns[5].Int64(0))
+
+	for _, c := range []struct {
+		req  AggregateRequest
+		kind error
+		msg  string
+	}{
+		{AggregateRequest{Type: "E"}, errs.ErrInvalidArgument, "no aggregates"},
+		{AggregateRequest{Type: "Nope", Aggs: []Agg{{"k", "sum"}}}, errs.ErrNotFound, "Nope"},
+		{AggregateRequest{Type: "E", Aggs: []Agg{{"nope", "sum"}}}, errs.ErrNotFound, "E.nope"},
+		{AggregateRequest{Type: "E", Aggs: []Agg{{"k", "median"}}}, errs.ErrInvalidArgument, `unknown function "median"`},
+		{AggregateRequest{Type: "E", Aggs: []Agg{{"s", "sum"}}}, errs.ErrInvalidArgument, "sum of E.s"},
+		{AggregateRequest{Type: "E", Aggs: []Agg{{"k", "min"}, {"k", "min"}}}, errs.ErrInvalidArgument, "asked twice"},
+		{AggregateRequest{Type: "E", Aggs: []Agg{{"k", "min"}}, Every: -1}, errs.ErrInvalidArgument, "every -1"},
+	} {
+		_, _, err := db.Aggregate(context.Background(), c.req)
+		require.ErrorIs(t, err, c.kind, c.msg)
+		assert.Contains(t, err.Error(), c.msg)
+	}
+}
