@@ -786,6 +786,45 @@ func TestScanRequests(t *testing.T) {
 	}
 }
 
+func TestAggregate(t *testing.T) {
+	db := openDB(t, "", "")
+	execDDL(t, db, schemaAB)
+	for _, dev := range []string{"b", "a"} {
+		code, msg := insert(t, db, "A", dev, exportBatch(t, 5,
+			timeCol(1, 2, 3, 4, 5), int64Col("k", []int64{1, 2, 3, 4, 5}, []bool{true, true, false, true, true})))
+		requireOK(t, code, msg, "insert")
+	}
+	run := func(request string) *result {
+		stream := libc.calloc(1, unsafe.Sizeof(cStream{}))
+		defer libc.free(stream)
+		code, msg := callErr(t, func(e *uintptr) int32 { return lib.aggregate(db, cstr(request), stream, e) })
+		require.Equal(t, codeOK, code, "aggregate %s: %s", request, msg)
+		r, err := readStream(stream)
+		require.NoError(t, err)
+		return r
+	}
+	r := run(`{"type": "A", "aggregates": [["k", "sum"], ["k", "count"], ["k", "max"]]}`)
+	assert.Equal(t, []string{"time", "k_sum", "k_count", "k_max"}, r.names)
+	assert.Equal(t, [][]any{{int64(1), int64(24), int64(8), int64(5)}}, r.rows)
+	r = run(`{"type": "A", "aggregates": [["k", "mean"]], "by_device": true, "every": 2, "start": 2}`)
+	assert.Equal(t, []string{"device", "time", "k_mean"}, r.names)
+	assert.Equal(t, [][]any{{"a", int64(2), 2.0}, {"a", int64(4), 4.5}, {"b", int64(2), 2.0}, {"b", int64(4), 4.5}}, r.rows)
+
+	for _, c := range []struct{ request, msg string }{
+		{`{"aggregates": [["k", "sum"]]}`, `"type" is required`},
+		{`{"type": "A", "aggregates": [["k", "median"]]}`, "median"},
+		{`{"type": "A", "aggregates": [["k", "sum"]], "every": -1}`, "every -1"},
+		{`{"type": "A", "aggregates": [["k", "sum"]], "fill": "previous"}`, "fill"},
+	} {
+		s := libc.calloc(1, unsafe.Sizeof(cStream{}))
+		code, msg := callErr(t, func(e *uintptr) int32 { return lib.aggregate(db, cstr(c.request), s, e) })
+		assert.Equal(t, codeInvalidArgument, code, msg)
+		assert.Contains(t, msg, c.msg)
+		assert.Zero(t, at[cStream](s).release, "no stream on failure")
+		libc.free(s)
+	}
+}
+
 func TestDescribe(t *testing.T) {
 	db := openDB(t, "", "")
 	execDDL(t, db, schemaAB+"; CREATE DOCUMENT TYPE B; CREATE INDEX ON A (k, s) UNIQUE")

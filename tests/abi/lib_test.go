@@ -54,6 +54,7 @@ var lib struct {
 	insertLong     func(db uintptr, typ, deviceColumn *byte, schema, array uintptr, err *uintptr) int32
 	txInsertLong   func(tx uintptr, typ, deviceColumn *byte, schema, array uintptr, err *uintptr) int32
 	scan           func(db uintptr, request *byte, out uintptr, err *uintptr) int32
+	aggregate      func(db uintptr, request *byte, out uintptr, err *uintptr) int32
 	describe       func(db uintptr, typ *byte, json *uintptr, err *uintptr) int32
 	setRuntime     func(options *byte, err *uintptr) int32
 	cancel         func(db uintptr) int32
@@ -171,6 +172,7 @@ func load() error {
 		"arcadego_insert_long":      &abiN.insertLong,
 		"arcadego_tx_insert_long":   &abiN.txInsertLong,
 		"arcadego_scan":             &lib.scan,
+		"arcadego_aggregate":        &lib.aggregate,
 		"arcadego_describe":         &abiN.describe,
 		"arcadego_set_runtime":      &lib.setRuntime,
 		"arcadego_cancel":           &lib.cancel,
