@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"encoding/json"
 	"fmt"
 	"unsafe"
 
@@ -16,15 +17,16 @@ import (
 
 // aggregateRequest is the request_json of arcadego_aggregate.
 type aggregateRequest struct {
-	Type       *string     `json:"type"`
-	Aggregates [][2]string `json:"aggregates"`
-	Devices    []string    `json:"devices"`
-	Prefix     string      `json:"device_prefix"`
-	Start      *int64      `json:"start"`
-	End        *int64      `json:"end"`
-	ByDevice   bool        `json:"by_device"`
-	Every      int64       `json:"every"`
-	Origin     int64       `json:"origin"`
+	Type       *string         `json:"type"`
+	Aggregates [][2]string     `json:"aggregates"`
+	Devices    []string        `json:"devices"`
+	Prefix     string          `json:"device_prefix"`
+	Start      *int64          `json:"start"`
+	End        *int64          `json:"end"`
+	ByDevice   bool            `json:"by_device"`
+	Every      int64           `json:"every"`
+	Origin     int64           `json:"origin"`
+	Where      json.RawMessage `json:"where"`
 }
 
 //export ag_go_aggregate
@@ -47,6 +49,9 @@ func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArr
 		}
 		req := engine.AggregateRequest{Type: *r.Type, Devices: r.Devices, DevicePrefix: r.Prefix, Start: r.Start, End: r.End,
 			ByDevice: r.ByDevice, Every: r.Every, Origin: r.Origin}
+		if req.Where, err = parseWhere(r.Where); err != nil {
+			return fmt.Errorf("aggregate request: %w", err)
+		}
 		for _, a := range r.Aggregates {
 			req.Aggs = append(req.Aggs, engine.Agg{Property: a[0], Func: a[1]})
 		}

@@ -290,9 +290,18 @@ int arcadego_insert_stream_long(arcadego_db *db, const char *type, size_t type_l
 **    "properties": ["k", ...],    optional, default all, in creation order
 **    "start": 0, "end": 100,      optional, start <= time < end
 **    "batch_rows": 65536,         optional
-**    "with_device": false}        optional, default true; false leaves the
+**    "with_device": false,        optional, default true; false leaves the
 **                                 device column out, for a scan whose
 **                                 "devices" names one device
+**    "where": {...}}              optional: a value filter, below
+** A filter is a condition {"property": "x", "op": ">", "value": 0.5} (op
+** =, !=, <, <=, >, >=, "in" with a list value, "is null", "is not null"
+** without one), or {"and": [filters]} or {"or": [filters]}. Values are
+** JSON numbers for numeric, timestamp (in the type's unit) and date (days)
+** properties, strings for strings and binaries, true/false for booleans.
+** As in SQL, a comparison with a null is false. The filter's properties
+** need not be among "properties". An unknown property, op or key, or a
+** value of the wrong kind, is ARCADEGO_INVALID_ARGUMENT.
 ** Columns: "device" (unless left out), the time column (named by the "time_column"
 ** option; int64, or timestamp with the unit and zone of the type's first
 ** timestamp insert), then the properties. Rows are sorted by device, then
@@ -334,8 +343,9 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 **                                                 sum, mean, first, last)
 **    "devices", "device_prefix", "start", "end":  as arcadego_scan's
 **    "by_device": false,                          a result row per device
-**    "every": 0, "origin": 0}                     buckets of time
+**    "every": 0, "origin": 0,                     buckets of time
 **                                                 [origin + k*every, +every)
+**    "where": {...}}                              a filter, as arcadego_scan's
 ** Nulls are skipped, as in SQL; an aggregate of a group without a value is
 ** null (count: 0). Columns: "device" (with by_device), the time column (the
 ** bucket's start, or without every the group's first time), then one

@@ -7,6 +7,7 @@ package main
 import "C"
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -163,14 +164,23 @@ func (d *decodeBuffers) owner(addr uintptr) uintptr {
 
 // scanRequest is the request_json of arcadego_scan.
 type scanRequest struct {
-	Type       *string  `json:"type"`
-	Devices    []string `json:"devices"`
-	Prefix     string   `json:"device_prefix"`
-	Properties []string `json:"properties"`
-	Start      *int64   `json:"start"`
-	End        *int64   `json:"end"`
-	BatchRows  *int     `json:"batch_rows"`
-	WithDevice *bool    `json:"with_device"`
+	Type       *string         `json:"type"`
+	Devices    []string        `json:"devices"`
+	Prefix     string          `json:"device_prefix"`
+	Properties []string        `json:"properties"`
+	Start      *int64          `json:"start"`
+	End        *int64          `json:"end"`
+	BatchRows  *int            `json:"batch_rows"`
+	WithDevice *bool           `json:"with_device"`
+	Where      json.RawMessage `json:"where"`
+}
+
+// parseWhere decodes the "where" of a request, nil when absent.
+func parseWhere(raw json.RawMessage) (*engine.Where, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	return engine.ParseWhere(raw)
 }
 
 // parseScanRequest returns the engine's request and whether the result
@@ -199,6 +209,11 @@ func parseScanRequest(cjson *C.char) (engine.ScanRequest, bool, error) {
 		}
 		req.BatchRows = *r.BatchRows
 	}
+	where, err := parseWhere(r.Where)
+	if err != nil {
+		return req, false, fmt.Errorf("scan request: %w", err)
+	}
+	req.Where = where
 	return req, withDevice, nil
 }
 

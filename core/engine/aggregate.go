@@ -34,6 +34,8 @@ type AggregateRequest struct {
 	// Origin + (k+1)*Every), in the time column's unit, each its own
 	// result row; buckets without rows have none. 0: one bucket.
 	Every, Origin int64
+	// Where, if set, aggregates only the rows it accepts.
+	Where *Where
 }
 
 // AggColumnName is the result column of an aggregate: "x_min".
@@ -128,7 +130,7 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 		specs[i] = aggSpec{fn: a.Func, typ: p.Type, col: col, name: AggColumnName(a)}
 	}
 	rows, err := db.Scan(ctx, ScanRequest{Type: req.Type, Devices: req.Devices, DevicePrefix: req.DevicePrefix,
-		Properties: props, Start: req.Start, End: req.End})
+		Properties: props, Start: req.Start, End: req.End, Where: req.Where})
 	if err != nil {
 		return nil, nil, fmt.Errorf("aggregate: %w", err)
 	}

@@ -36,6 +36,9 @@ type ScanRequest struct {
 	// rows, a fresh allocation per column per row group and the page
 	// faults of fresh memory.
 	ReuseBatches bool
+	// Where, if set, keeps only the rows it accepts (see Where); the
+	// properties it names need not be among Properties.
+	Where *Where
 	// Buffers, with ReuseBatches, supplies the memory that flushed rows
 	// are decoded into (segment.Scanner.Buffers): the C ABI decodes into
 	// blocks its result batches then point to, so that those rows too
@@ -68,6 +71,8 @@ type Rows struct {
 	batchRows  int
 	reuse      bool
 	buffers    segment.Buffers
+	where      *filter // nil: every row
+	nOut       int     // props[:nOut] are the result's; the rest only the filter's
 	sparse     bool // the request names its devices: point reads
 
 	// What the scan reads, fixed at its start: the type's files (one
@@ -149,6 +154,20 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			seen[name] = true
 			r.props = append(r.props, *p)
 		}
+	}
+	r.nOut = len(r.props)
+	if req.Where != nil {
+		f, err := compileWhere(req.Where, ty, func(p *schema.Property) int {
+			if i := slices.IndexFunc(r.props, func(q schema.Property) bool { return q.ID == p.ID }); i >= 0 {
+				return i
+			}
+			r.props = append(r.props, *p)
+			return len(r.props) - 1
+		})
+		if err != nil {
+			return nil, fmt.Errorf("scan: %w", err)
+		}
+		r.where = f
 	}
 	r.refs = make([]memtable.ColumnRef, len(r.props))
 	r.cols = make([]segment.Column, len(r.props))
@@ -278,7 +297,7 @@ const sparseDevices = 256
 func (r *Rows) Type() *schema.Type { return r.typ }
 
 // Properties returns the result columns after device and time.
-func (r *Rows) Properties() []schema.Property { return r.props }
+func (r *Rows) Properties() []schema.Property { return r.props[:r.nOut] }
 
 // Next returns the next batch, or false at the end or on error. It checks
 // the scan's context before each batch.
@@ -293,6 +312,11 @@ func (r *Rows) Next() (Batch, bool) {
 			if err != nil {
 				r.err = fmt.Errorf("scan of %q: %w", r.typ.Name, err)
 				break
+			}
+			if b != nil && r.where != nil {
+				if b = r.filtered(b); b.Rows() == 0 {
+					continue
+				}
 			}
 			if b != nil {
 				return Batch{Device: r.devices[r.next-1].name, Rows: b, Stable: r.stable}, true
@@ -356,6 +380,22 @@ func (r *Rows) releaseScanners() {
 			s.Release()
 		}
 	}
+}
+
+// filtered returns the rows of b that the scan's Where keeps, with the
+// result's columns only.
+func (r *Rows) filtered(b *tablet.Tablet) *tablet.Tablet {
+	keep := r.where.rows(b)
+	var rows []int32
+	for i, ok := range keep {
+		if ok {
+			rows = append(rows, int32(i))
+		}
+	}
+	if len(rows) < b.Rows() {
+		b = b.Gather(rows)
+	}
+	return &tablet.Tablet{Times: b.Times, Columns: b.Columns[:r.nOut:r.nOut], TimeUnit: b.TimeUnit, TimeZone: b.TimeZone}
 }
 
 // Err returns the error that ended the iteration, if any.

@@ -186,6 +186,54 @@ class _Input:
 _UNIT_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 
 
+_WHERE_OPS = ("=", "!=", "<", "<=", ">", ">=", "in", "is null", "is not null")
+
+
+def _where_json(where: Any) -> dict[str, Any]:
+    """The JSON form of a value filter: a condition is a tuple
+    ``("x", ">", 0.5)``, ``("s", "in", ["a", "b"])`` or ``("x", "is null")``;
+    a list of filters is their "and"; ``{"or": [...]}`` and
+    ``{"and": [...]}`` join filters; a dict with "property" is taken as the
+    JSON form itself."""
+    if isinstance(where, tuple):
+        if len(where) not in (2, 3) or not isinstance(where[0], str) or where[1] not in _WHERE_OPS:
+            raise InvalidArgumentError(f"a condition is (property, op[, value]) with op one of {', '.join(_WHERE_OPS)}; "
+                                       f"got {where!r}")
+        cond: dict[str, Any] = {"property": where[0], "op": where[1]}
+        if len(where) == 3:
+            value = where[2]
+            if isinstance(value, (list, tuple, set, frozenset)):
+                value = [_where_value(v) for v in value]
+            else:
+                value = _where_value(value)
+            cond["value"] = value
+        return cond
+    if isinstance(where, list):
+        if not where:
+            raise InvalidArgumentError("where: an empty list of conditions")
+        return {"and": [_where_json(w) for w in where]} if len(where) > 1 else _where_json(where[0])
+    if isinstance(where, Mapping):
+        if "property" in where:
+            return dict(where)
+        if len(where) == 1 and next(iter(where)) in ("and", "or"):
+            key = next(iter(where))
+            items = where[key]
+            if not isinstance(items, (list, tuple)) or not items:
+                raise InvalidArgumentError(f"where: {key!r} needs a non-empty list of filters")
+            return {key: [_where_json(w) for w in items]}
+    raise InvalidArgumentError(f"where: a condition tuple, a list of filters or {{'and'|'or': [...]}}, "
+                               f"got {builtins.type(where).__name__}")
+
+
+def _where_value(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    raise InvalidArgumentError(f"where: a value is a bool, int, float or str (timestamps as ints in the type's unit), "
+                               f"got {builtins.type(v).__name__}")
+
+
 def _time_range(db: Database, type_name: str, start: Any, end: Any) -> dict[str, int]:
     """start and end of a scan or delete as the library's int64 bounds
     ({} for None), datetimes converted to the type's time unit."""
@@ -734,7 +782,7 @@ class Database(_Schema):
              device: str | Sequence[str] | None = None,
              start: int | _dt.datetime | Any | None = None, end: int | _dt.datetime | Any | None = None,
              batch_rows: int | None = None, device_prefix: str | None = None,
-             with_device: bool = True) -> Result:
+             with_device: bool = True, where: Any = None) -> Result:
         """Scan one type: rows with ``start <= time < end`` of the given
         devices (all by default; ``device_prefix``: those whose names start
         with it), with the given property columns (all by default).
@@ -743,6 +791,15 @@ class Database(_Schema):
         ``with_device=False`` leaves the ``device`` column out of the
         result (the time column comes first); it needs ``device`` to name
         one device, whose rows the result then holds.
+
+        ``where`` keeps the rows a value filter accepts: a condition tuple
+        ``("temperature", ">", 30.5)``, ``("status", "in", ["warn", "fail"])``,
+        ``("status", "is null")`` (ops ``=``, ``!=``, ``<``, ``<=``, ``>``,
+        ``>=``, ``in``, ``is null``, ``is not null``), a list of filters
+        (all must hold) or ``{"or": [filters]}`` / ``{"and": [filters]}``.
+        As in SQL, a comparison with a null is false. The filter's
+        properties need not be among ``columns``; timestamp values are ints
+        in the type's unit. It is evaluated in the library, batch by batch.
 
         ``start`` and ``end`` are ints in the type's time unit (numpy
         integers too) or, for a type whose times are timestamps, a
@@ -767,6 +824,8 @@ class Database(_Schema):
                 raise InvalidArgumentError("with_device=False needs device= naming one device: "
                                            "without the column, rows of several devices could not be told apart")
             request["with_device"] = False
+        if where is not None:
+            request["where"] = _where_json(where)
         if device_prefix is not None:
             request["device_prefix"] = _check_str(device_prefix, "device_prefix")
         if columns is not None:
@@ -790,7 +849,7 @@ class Database(_Schema):
                   device: str | Sequence[str] | None = None,
                   start: int | _dt.datetime | Any | None = None, end: int | _dt.datetime | Any | None = None,
                   by_device: bool = False, every: int | None = None, origin: int = 0,
-                  device_prefix: str | None = None) -> AggregateResult:
+                  device_prefix: str | None = None, where: Any = None) -> AggregateResult:
         """Aggregates of one type's rows, computed in the library (the rows
         are not handed to Python): ``aggregates`` maps properties to
         functions, ``{"temperature": ["min", "max", "mean"], "k": "count"}``;
@@ -810,6 +869,7 @@ class Database(_Schema):
         ``min``/``max``/``first``/``last`` the property's type; ``min`` and
         ``max`` take numbers, timestamps, dates and strings, and NaN is the
         greatest number. Columns are named ``<property>_<function>``.
+        ``where`` filters the rows first, as ``scan``'s.
 
         Example::
 
@@ -832,6 +892,8 @@ class Database(_Schema):
         if not isinstance(by_device, bool):
             raise InvalidArgumentError(f"by_device must be a bool, got {builtins.type(by_device).__name__}")
         request["by_device"] = by_device
+        if where is not None:
+            request["where"] = _where_json(where)
         for name, value in (("every", every), ("origin", origin)):
             if value is None:
                 continue

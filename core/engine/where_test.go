@@ -1,0 +1,219 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// TestWhereMatchesModel: filtered scans (conditions on properties that
+// are projected or not, and/or, nulls, in, NaN) return exactly the rows of
+// an unfiltered scan that the predicate, evaluated here, accepts.
+func TestWhereMatchesModel(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	rng := rand.New(rand.NewPCG(9, 9))
+	for step := range 6 {
+		for d := range 3 {
+			n := 1 + rng.IntN(50)
+			times := make([]int64, n)
+			ks, xs, ss := make([]int64, n), make([]float64, n), make([]string, n)
+			kv, xv, sv := make([]bool, n), make([]bool, n), make([]bool, n)
+			for i := range n {
+				times[i] = int64(rng.IntN(200))
+				ks[i], kv[i] = int64(rng.IntN(20))-10, rng.IntN(5) != 0
+				xs[i], xv[i] = float64(rng.IntN(100))/10, rng.IntN(5) != 0
+				if rng.IntN(10) == 0 {
+					xs[i] = math.NaN()
+				}
+				ss[i], sv[i] = []string{"ok", "warn", "fail"}[rng.IntN(3)], rng.IntN(6) != 0
+			}
+			tb := &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Int64s("k", ks, kv), tablet.Doubles("x", xs, xv), tablet.Strings("s", ss, sv)}}
+			require.NoError(t, db.Insert("W", fmt.Sprintf("d%d", d), tb))
+		}
+		if step == 3 {
+			require.NoError(t, db.Flush())
+		}
+	}
+	all := rowsOf(t, db, "W")
+	cond := func(p, op string, v any) Where { return Where{Cond: &Cond{Property: p, Op: op, Value: v}} }
+	num := func(v any) (float64, bool) {
+		switch x := v.(type) {
+		case int64:
+			return float64(x), true
+		case float64:
+			return x, true
+		}
+		return 0, false
+	}
+	var eval func(w Where, row map[string]any) bool
+	eval = func(w Where, row map[string]any) bool {
+		switch {
+		case w.And != nil:
+			for _, x := range w.And {
+				if !eval(x, row) {
+					return false
+				}
+			}
+			return true
+		case w.Or != nil:
+			for _, x := range w.Or {
+				if eval(x, row) {
+					return true
+				}
+			}
+			return false
+		}
+		c, v := w.Cond, row[w.Cond.Property]
+		switch c.Op {
+		case "is null":
+			return v == nil
+		case "is not null":
+			return v != nil
+		}
+		if v == nil {
+			return false
+		}
+		if c.Op == "in" {
+			for _, x := range c.Value.([]any) {
+				if eval(cond(c.Property, "=", x), row) {
+					return true
+				}
+			}
+			return false
+		}
+		if s, ok := v.(string); ok {
+			switch c.Op {
+			case "=":
+				return s == c.Value
+			case "!=":
+				return s != c.Value
+			case "<":
+				return s < c.Value.(string)
+			}
+			panic(c.Op)
+		}
+		a, _ := num(v)
+		b, _ := num(c.Value)
+		switch c.Op {
+		case "=":
+			return a == b
+		case "!=":
+			return a != b
+		case "<":
+			return a < b
+		case "<=":
+			return a <= b
+		case ">":
+			return a > b
+		case ">=":
+			return a >= b
+		}
+		panic(c.Op)
+	}
+	for _, w := range []Where{
+		cond("k", ">", int64(3)),
+		cond("x", "<=", 2.5),
+		cond("x", ">=", int64(5)),
+		cond("x", "!=", 1.0),
+		cond("s", "=", "warn"),
+		cond("s", "<", "ok"),
+		cond("k", "is null", nil),
+		cond("x", "is not null", nil),
+		cond("k", "in", []any{int64(-3), int64(0), 4.0}),
+		cond("s", "in", []any{"ok", "fail"}),
+		{And: []Where{cond("k", ">=", int64(0)), cond("x", "<", 5.0)}},
+		{Or: []Where{cond("k", "=", int64(1)), {And: []Where{cond("s", "=", "fail"), cond("x", "is null", nil)}}}},
+	} {
+		for _, props := range [][]string{nil, {"s"}} { // the filter's properties projected, or not
+			rows, err := db.Scan(context.Background(), ScanRequest{Type: "W", Properties: props, Where: &w, ReuseBatches: len(props) > 0})
+			require.NoError(t, err)
+			got := map[string][]int64{}
+			for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+				wantCols := 3
+				if props != nil {
+					wantCols = len(props)
+				}
+				require.Len(t, b.Rows.Columns, wantCols, "only the requested columns")
+				got[b.Device] = append(got[b.Device], b.Rows.Times...)
+			}
+			require.NoError(t, rows.Err())
+			rows.Close()
+			want := map[string][]int64{}
+			for dev, byTime := range all {
+				for _, tm := range sortedTimes(byTime) {
+					if eval(w, byTime[tm]) {
+						want[dev] = append(want[dev], tm)
+					}
+				}
+			}
+			assert.Equal(t, want, got, "%+v props %v", w, props)
+		}
+	}
+	// Aggregates take the filter too.
+	w := cond("k", ">", int64(0))
+	b, _, err := db.Aggregate(context.Background(), AggregateRequest{Type: "W", Aggs: []Agg{{"k", "count"}}, Where: &w})
+	require.NoError(t, err)
+	var n int64
+	for _, byTime := range all {
+		for _, row := range byTime {
+			if eval(w, row) {
+				n++
+			}
+		}
+	}
+	assert.Equal(t, n, b[0].Rows.Columns[0].Int64(0))
+}
+
+func sortedTimes(m map[int64]map[string]any) []int64 {
+	out := make([]int64, 0, len(m))
+	for tm := range m {
+		out = append(out, tm)
+	}
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+func TestWhereRefusesBadFilters(t *testing.T) {
+	db := openMem(t, Options{AutoCreate: true})
+	require.NoError(t, db.Insert("W", "d", &tablet.Tablet{Times: []int64{1}, Columns: []tablet.Column{
+		tablet.Int64s("k", []int64{1}, nil), tablet.Bools("b", []bool{true}, nil)}}))
+	for _, c := range []struct{ json, msg string }{
+		{`{"property": "nope", "op": "=", "value": 1}`, `no property W."nope"`},
+		{`{"property": "k", "op": "~", "value": 1}`, `unknown op "~"`},
+		{`{"property": "k", "op": "=", "value": "one"}`, `cannot be compared with "k"`},
+		{`{"property": "k", "op": "=", "value": 1.5}`, `cannot be compared with "k"`},
+		{`{"property": "b", "op": "<", "value": true}`, "only =, !=, in"},
+		{`{"property": "k", "op": "in", "value": 1}`, "needs a list"},
+		{`{"property": "k", "op": "is null", "value": 1}`, "takes no value"},
+		{`{"and": []}`, "non-empty list"},
+		{`{"and": [{"property": "k", "op": "=", "value": 1}], "or": []}`, "no other key"},
+		{`{"property": "k", "op": "=", "value": 1, "x": 2}`, `unknown key "x"`},
+		{`[1]`, "not an object"},
+		{`{"property": "k"`, "unexpected EOF"},
+	} {
+		w, err := ParseWhere([]byte(c.json))
+		if err == nil {
+			_, err = db.Scan(context.Background(), ScanRequest{Type: "W", Where: w})
+		}
+		require.ErrorIs(t, err, errs.ErrInvalidArgument, c.json)
+		assert.Contains(t, err.Error(), c.msg, c.json)
+	}
+	w, err := ParseWhere([]byte(`{"property": "k", "op": "=", "value": 9007199254740993}`))
+	require.NoError(t, err)
+	assert.Equal(t, json.Number("9007199254740993"), w.Cond.Value, "an int64 stays exact (not a float64)")
+}
