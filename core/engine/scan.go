@@ -73,7 +73,7 @@ type Rows struct {
 	buffers    segment.Buffers
 	where      *filter // nil: every row
 	nOut       int     // props[:nOut] are the result's; the rest only the filter's
-	sparse     bool // the request names its devices: point reads
+	sparse     bool    // the request names its devices: point reads
 
 	// What the scan reads, fixed at its start: the type's files (one
 	// reference each) and, per device, its memtable snapshots, oldest
