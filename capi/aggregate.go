@@ -26,6 +26,7 @@ type aggregateRequest struct {
 	ByDevice   bool            `json:"by_device"`
 	Every      int64           `json:"every"`
 	Origin     int64           `json:"origin"`
+	Fill       string          `json:"fill"`
 	Where      json.RawMessage `json:"where"`
 }
 
@@ -48,7 +49,7 @@ func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArr
 			return fmt.Errorf("aggregate request: \"type\" is required: %w", errInvalid)
 		}
 		req := engine.AggregateRequest{Type: *r.Type, Devices: r.Devices, DevicePrefix: r.Prefix, Start: r.Start, End: r.End,
-			ByDevice: r.ByDevice, Every: r.Every, Origin: r.Origin}
+			ByDevice: r.ByDevice, Every: r.Every, Origin: r.Origin, Fill: r.Fill}
 		if req.Where, err = parseWhere(r.Where); err != nil {
 			return fmt.Errorf("aggregate request: %w", err)
 		}

@@ -345,6 +345,9 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 **    "by_device": false,                          a result row per device
 **    "every": 0, "origin": 0,                     buckets of time
 **                                                 [origin + k*every, +every)
+**    "fill": "",                                  with every: "null",
+**                                                 "previous" or "linear"
+**                                                 rows for empty buckets
 **    "where": {...}}                              a filter, as arcadego_scan's
 ** Nulls are skipped, as in SQL; an aggregate of a group without a value is
 ** null (count: 0). Columns: "device" (with by_device), the time column (the
@@ -353,7 +356,12 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 ** INT64 for integers (an overflow is ARCADEGO_INVALID_ARGUMENT) and DOUBLE
 ** for floats, mean DOUBLE, min, max, first and last the property's type
 ** (min and max of numbers, timestamps, dates and strings). Buckets without
-** rows have no result row. Rows are sorted by device, then time.
+** rows have no result row, unless "fill" gives them one: from the range's
+** first bucket ("start"'s, else the first with rows) to its last ("end"'s,
+** else the last with rows), per device with by_device; their aggregates
+** are null ("null"), those of the bucket before ("previous"), or for
+** numbers interpolated between the buckets on both sides, integers rounded
+** ("linear"); their counts are 0. Rows are sorted by device, then time.
 */
 int arcadego_aggregate(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err);
 

@@ -34,6 +34,14 @@ type AggregateRequest struct {
 	// Origin + (k+1)*Every), in the time column's unit, each its own
 	// result row; buckets without rows have none. 0: one bucket.
 	Every, Origin int64
+	// Fill, with Every, gives result rows to the buckets without rows from
+	// the first bucket of the range (Start's, else the first with rows) to
+	// its last (End's, else the last with rows), per device with ByDevice:
+	// "" adds none; "null": their aggregates are null (counts 0);
+	// "previous": they repeat the bucket before; "linear": numbers are
+	// interpolated between the buckets on both sides (integers rounded),
+	// the rest null. Counts of filled buckets are 0.
+	Fill string
 	// Where, if set, aggregates only the rows it accepts.
 	Where *Where
 }
@@ -92,6 +100,9 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 	if req.Every < 0 {
 		return nil, nil, fmt.Errorf("aggregate: every %d must be >= 0: %w", req.Every, errs.ErrInvalidArgument)
 	}
+	if !slices.Contains([]string{"", "null", "previous", "linear"}, req.Fill) {
+		return nil, nil, fmt.Errorf("aggregate: unknown fill %q (null, previous, linear): %w", req.Fill, errs.ErrInvalidArgument)
+	}
 	if len(req.Aggs) == 0 {
 		return nil, nil, fmt.Errorf("aggregate: no aggregates asked for: %w", errs.ErrInvalidArgument)
 	}
@@ -144,7 +155,11 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 	if err := rows.Err(); err != nil {
 		return nil, nil, fmt.Errorf("aggregate: %w", err)
 	}
-	return g.result(), rows.Type(), nil
+	out, err := g.result()
+	if err != nil {
+		return nil, nil, fmt.Errorf("aggregate of %q: %w", req.Type, err)
+	}
+	return out, rows.Type(), nil
 }
 
 // aggSpec is one requested aggregate, resolved.
@@ -313,8 +328,8 @@ func (g *grouper) add(b Batch) error {
 }
 
 // result returns the groups as batches, a device at a time, buckets in
-// time order.
-func (g *grouper) result() []Batch {
+// time order, with the empty buckets Fill asks for.
+func (g *grouper) result() ([]Batch, error) {
 	slices.SortFunc(g.groups, func(a, b *group) int {
 		if c := strings.Compare(a.key.device, b.key.device); c != 0 {
 			return c
@@ -327,10 +342,49 @@ func (g *grouper) result() []Batch {
 		for hi < len(g.groups) && g.groups[hi].key.device == g.groups[lo].key.device {
 			hi++
 		}
-		out = append(out, Batch{Device: g.groups[lo].key.device, Rows: g.tablet(g.groups[lo:hi]), Stable: true})
+		groups, err := g.filled(g.groups[lo:hi])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Batch{Device: g.groups[lo].key.device, Rows: g.tablet(groups), Stable: true})
 		lo = hi
 	}
-	return out
+	return out, nil
+}
+
+// maxFilledBuckets bounds the rows a Fill may add to one device's result.
+const maxFilledBuckets = 10_000_000
+
+// filled returns groups (of one device, sorted) with an empty group (no
+// accs) for every bucket without rows between the range's first bucket
+// (Start's, else the first group's) and its last (End's, else the last
+// group's), when the request fills.
+func (g *grouper) filled(groups []*group) ([]*group, error) {
+	if g.req.Fill == "" || g.req.Every <= 0 {
+		return groups, nil
+	}
+	first, last := groups[0].key.bucket, groups[len(groups)-1].key.bucket
+	if g.req.Start != nil {
+		first = g.bucket(*g.req.Start)
+	}
+	if g.req.End != nil {
+		last = g.bucket(*g.req.End - 1)
+	}
+	if last-first >= maxFilledBuckets {
+		return nil, fmt.Errorf("fill of %d buckets of %d: more than %d; narrow the range or widen every: %w",
+			last-first+1, g.req.Every, maxFilledBuckets, errs.ErrInvalidArgument)
+	}
+	out := make([]*group, 0, last-first+1)
+	i := 0
+	for b := first; b <= last; b++ {
+		if i < len(groups) && groups[i].key.bucket == b {
+			out = append(out, groups[i])
+			i++
+			continue
+		}
+		out = append(out, &group{key: groupKey{groups[0].key.device, b}})
+	}
+	return out, nil
 }
 
 func cmpInt(a, b int64) int {
@@ -343,7 +397,8 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// tablet returns the result rows of groups.
+// tablet returns the result rows of groups (a group without accs is an
+// empty bucket, filled as the request says).
 func (g *grouper) tablet(groups []*group) *tablet.Tablet {
 	n := len(groups)
 	t := &tablet.Tablet{Times: make([]int64, n), Columns: make([]tablet.Column, len(g.specs))}
@@ -355,41 +410,78 @@ func (g *grouper) tablet(groups []*group) *tablet.Tablet {
 	}
 	for k := range g.specs {
 		s := &g.specs[k]
+		rt := AggResultType(s.fn, s.typ)
+		vals := make([]cell, n)
 		valid := make([]bool, n)
 		for i, gr := range groups {
-			valid[i] = gr.accs[k].n > 0 || s.fn == "count"
+			if gr.accs == nil {
+				valid[i] = s.fn == "count" // 0
+				continue
+			}
+			a := &gr.accs[k]
+			valid[i] = a.n > 0 || s.fn == "count"
+			switch {
+			case s.fn == "count":
+				vals[i].i = a.n
+			case s.fn == "mean" && a.n > 0:
+				vals[i].f = a.sumF / float64(a.n)
+			case s.fn == "sum" && rt == schema.Double:
+				vals[i].f = a.sumF
+			case s.fn == "sum":
+				vals[i].i = a.sumI
+			default:
+				vals[i] = a.v
+			}
 		}
-		rt := AggResultType(s.fn, s.typ)
-		var col tablet.Column
-		switch {
-		case s.fn == "count":
-			col = tablet.Int64s(s.name, mapAccs(groups, k, func(a *acc) int64 { return a.n }), nil)
-		case s.fn == "mean":
-			col = tablet.Doubles(s.name, mapAccs(groups, k, func(a *acc) float64 {
-				if a.n == 0 {
-					return 0
-				}
-				return a.sumF / float64(a.n)
-			}), valid)
-		case s.fn == "sum" && rt == schema.Double:
-			col = tablet.Doubles(s.name, mapAccs(groups, k, func(a *acc) float64 { return a.sumF }), valid)
-		case s.fn == "sum":
-			col = tablet.Int64s(s.name, mapAccs(groups, k, func(a *acc) int64 { return a.sumI }), valid)
-		default:
-			col = cellColumn(s.name, rt, mapAccs(groups, k, func(a *acc) cell { return a.v }), valid)
+		if s.fn != "count" {
+			fillBuckets(g.req.Fill, rt, groups, vals, valid)
 		}
-		t.Columns[k] = col
+		t.Columns[k] = cellColumn(s.name, rt, vals, valid)
 	}
 	return t
 }
 
-func mapAccs[T any](groups []*group, k int, fn func(*acc) T) []T {
-	out := make([]T, len(groups))
-	for i, gr := range groups {
-		out[i] = fn(&gr.accs[k])
+// fillBuckets gives the empty buckets (groups without accs) of one column their
+// values: "null" leaves them null; "previous" repeats the last value
+// before them; "linear" interpolates numbers between the values on both
+// sides (rounding integers to the nearest), and leaves the others, and
+// buckets with no value on one side, null.
+func fillBuckets(mode string, t schema.PropertyType, groups []*group, vals []cell, valid []bool) {
+	switch mode {
+	case "previous":
+		for i := 1; i < len(groups); i++ {
+			if groups[i].accs == nil {
+				vals[i], valid[i] = vals[i-1], valid[i-1]
+			}
+		}
+	case "linear":
+		if !numeric(t) {
+			return
+		}
+		prev := -1
+		for i := range groups {
+			if groups[i].accs == nil || !valid[i] {
+				continue
+			}
+			if prev >= 0 && i-prev > 1 {
+				for j := prev + 1; j < i; j++ {
+					if groups[j].accs != nil {
+						continue // a bucket with rows but no value stays null
+					}
+					frac := float64(j-prev) / float64(i-prev)
+					if t == schema.Float || t == schema.Double {
+						vals[j].f = vals[prev].f + (vals[i].f-vals[prev].f)*frac
+					} else {
+						vals[j].i = vals[prev].i + int64(math.Round(float64(vals[i].i-vals[prev].i)*frac))
+					}
+					valid[j] = true
+				}
+			}
+			prev = i
+		}
 	}
-	return out
 }
+
 
 // cellColumn builds a column of type t from cells.
 func cellColumn(name string, t schema.PropertyType, cells []cell, valid []bool) tablet.Column {

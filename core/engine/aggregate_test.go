@@ -233,3 +233,58 @@ func TestAggregateEdges(t *testing.T) {
 		assert.Contains(t, err.Error(), c.msg)
 	}
 }
+
+func TestAggregateFill(t *testing.T) {
+	db := openMem(t, Options{AutoCreate: true})
+	require.NoError(t, db.Insert("F", "a", &tablet.Tablet{Times: []int64{1, 35}, Columns: []tablet.Column{
+		tablet.Int64s("k", []int64{10, 40}, nil), tablet.Doubles("x", []float64{1, 2.5}, nil), tablet.Strings("s", []string{"p", "q"}, nil)}}))
+	require.NoError(t, db.Insert("F", "b", &tablet.Tablet{Times: []int64{12}, Columns: []tablet.Column{
+		tablet.Int64s("k", []int64{7}, nil), tablet.Doubles("x", []float64{3}, nil), tablet.Strings("s", []string{"r"}, nil)}}))
+	aggs := []Agg{{"k", "sum"}, {"x", "mean"}, {"s", "last"}, {"k", "count"}}
+	run := func(fill string, start, end *int64) map[string][][]any {
+		b, _, err := db.Aggregate(context.Background(), AggregateRequest{Type: "F", Aggs: aggs, ByDevice: true, Every: 10,
+			Fill: fill, Start: start, End: end})
+		require.NoError(t, err, fill)
+		out := map[string][][]any{}
+		for _, batch := range b {
+			for i, tm := range batch.Rows.Times {
+				row := []any{tm}
+				for j := range batch.Rows.Columns {
+					row = append(row, batch.Rows.Columns[j].Value(i))
+				}
+				out[batch.Device] = append(out[batch.Device], row)
+			}
+		}
+		return out
+	}
+	assert.Equal(t, map[string][][]any{
+		"a": {{int64(0), int64(10), 1.0, "p", int64(1)}, {int64(30), int64(40), 2.5, "q", int64(1)}},
+		"b": {{int64(10), int64(7), 3.0, "r", int64(1)}},
+	}, run("", nil, nil), "no fill: empty buckets are absent")
+	assert.Equal(t, [][]any{
+		{int64(0), int64(10), 1.0, "p", int64(1)}, {int64(10), nil, nil, nil, int64(0)},
+		{int64(20), nil, nil, nil, int64(0)}, {int64(30), int64(40), 2.5, "q", int64(1)},
+	}, run("null", nil, nil)["a"])
+	assert.Equal(t, [][]any{
+		{int64(0), int64(10), 1.0, "p", int64(1)}, {int64(10), int64(10), 1.0, "p", int64(0)},
+		{int64(20), int64(10), 1.0, "p", int64(0)}, {int64(30), int64(40), 2.5, "q", int64(1)},
+	}, run("previous", nil, nil)["a"])
+	assert.Equal(t, [][]any{
+		{int64(0), int64(10), 1.0, "p", int64(1)}, {int64(10), int64(20), 1.5, nil, int64(0)},
+		{int64(20), int64(30), 2.0, nil, int64(0)}, {int64(30), int64(40), 2.5, "q", int64(1)},
+	}, run("linear", nil, nil)["a"])
+	// With a range, each device gets every bucket of it.
+	got := run("previous", ptr(int64(0)), ptr(int64(50)))
+	assert.Len(t, got["a"], 5)
+	assert.Equal(t, [][]any{
+		{int64(0), nil, nil, nil, int64(0)}, {int64(10), int64(7), 3.0, "r", int64(1)},
+		{int64(20), int64(7), 3.0, "r", int64(0)}, {int64(30), int64(7), 3.0, "r", int64(0)}, {int64(40), int64(7), 3.0, "r", int64(0)},
+	}, got["b"])
+
+	_, _, err := db.Aggregate(context.Background(), AggregateRequest{Type: "F", Aggs: aggs, Every: 10, Fill: "zero"})
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), `unknown fill "zero"`)
+	_, _, err = db.Aggregate(context.Background(), AggregateRequest{Type: "F", Aggs: aggs, Every: 1, Fill: "null", Start: ptr(int64(0)), End: ptr(int64(1 << 40))})
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "narrow the range")
+}

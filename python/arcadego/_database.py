@@ -225,6 +225,27 @@ def _where_json(where: Any) -> dict[str, Any]:
                                f"got {builtins.type(where).__name__}")
 
 
+_UNIT_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+_INTERVAL_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
+
+
+def _interval(db: Database, type_name: str, text: str) -> int:
+    """An interval such as "15m" in the time unit of a type whose times are
+    timestamps."""
+    unit = (db.describe(type_name).get("time") or {}).get("unit")
+    if unit not in _UNIT_NS:
+        raise InvalidArgumentError(f"every={text!r}: {type_name!r} has no timestamp times (yet); give an int in its unit")
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    suffix = text[len(number):]
+    if suffix not in _INTERVAL_NS or not number.isdigit() or int(number) <= 0:
+        raise InvalidArgumentError(f"every={text!r}: a positive whole number and a unit of "
+                                   f"{', '.join(_INTERVAL_NS)}, such as '15m'")
+    ns = int(number) * _INTERVAL_NS[suffix]
+    if ns % _UNIT_NS[unit]:
+        raise InvalidArgumentError(f"every={text!r} is not a whole number of {unit}, the unit of {type_name!r}")
+    return ns // _UNIT_NS[unit]
+
+
 def _where_value(v: Any) -> Any:
     if isinstance(v, np.generic):
         v = v.item()
@@ -848,8 +869,9 @@ class Database(_Schema):
     def aggregate(self, type: str, aggregates: Mapping[str, str | Sequence[str]],
                   device: str | Sequence[str] | None = None,
                   start: int | _dt.datetime | Any | None = None, end: int | _dt.datetime | Any | None = None,
-                  by_device: bool = False, every: int | None = None, origin: int = 0,
-                  device_prefix: str | None = None, where: Any = None) -> AggregateResult:
+                  by_device: bool = False, every: int | str | None = None, origin: int = 0,
+                  device_prefix: str | None = None, where: Any = None,
+                  fill: str | None = None) -> AggregateResult:
         """Aggregates of one type's rows, computed in the library (the rows
         are not handed to Python): ``aggregates`` maps properties to
         functions, ``{"temperature": ["min", "max", "mean"], "k": "count"}``;
@@ -858,9 +880,15 @@ class Database(_Schema):
         the same ``device``, ``device_prefix``, ``start`` and ``end``.
 
         ``by_device=True`` gives each device its own result rows; ``every``
-        (an int in the type's time unit) cuts time into buckets
-        ``[origin + k*every, origin + (k+1)*every)``, one result row each;
-        buckets without rows have no result row.
+        (an int in the type's time unit, or for a type whose times are
+        timestamps a string such as ``"15m"``, ``"1h"``, ``"1d"``, ``"500ms"``)
+        cuts time into buckets ``[origin + k*every, origin + (k+1)*every)``,
+        one result row each. Buckets without rows have no result row unless
+        ``fill`` gives them one, from the range's first bucket (``start``'s,
+        else the first with rows) to its last: ``"null"`` (null aggregates),
+        ``"previous"`` (those of the bucket before) or ``"linear"``
+        (numbers interpolated between the buckets on both sides, integers
+        rounded; other types null); their counts are 0.
 
         Nulls are skipped, as in SQL; a group without a value of a property
         has null aggregates of it (``count``: 0). Result types: ``count``
@@ -894,6 +922,10 @@ class Database(_Schema):
         request["by_device"] = by_device
         if where is not None:
             request["where"] = _where_json(where)
+        if isinstance(every, str):
+            every = _interval(self, type, every)
+        if fill is not None:
+            request["fill"] = _check_str(fill, "fill")
         for name, value in (("every", every), ("origin", origin)):
             if value is None:
                 continue

@@ -137,3 +137,28 @@ def test_aggregate_bad_requests(mem_db: arcadego.Database, kwargs: dict, error: 
         mem_db.aggregate("T", **kwargs)
     with pytest.raises(arcadego.NotFoundError):
         mem_db.aggregate("Nope", {"x": "sum"})
+
+
+def test_buckets_by_interval_string_with_fill(mem_db: arcadego.Database) -> None:
+    import datetime as dt
+    utc = dt.timezone.utc
+    times = [dt.datetime(2026, 1, 1, 0, 5, tzinfo=utc), dt.datetime(2026, 1, 1, 3, 10, tzinfo=utc)]
+    mem_db.insert("H", pa.table({"time": pa.array(times, pa.timestamp("ms", "UTC")), "v": [1.0, 4.0]}), device="d")
+    t = mem_db.aggregate("H", {"v": ["mean", "count"]}, every="1h", fill="linear").to_arrow()
+    assert t["time"].to_pylist() == [dt.datetime(2026, 1, 1, h, tzinfo=utc) for h in range(4)]
+    assert t["v_mean"].to_pylist() == [1.0, 2.0, 3.0, 4.0]
+    assert t["v_count"].to_pylist() == [1, 0, 0, 1]
+    prev = mem_db.aggregate("H", {"v": "mean"}, every="60m", fill="previous").to_pylist()
+    assert [r["v_mean"] for r in prev] == [1.0, 1.0, 1.0, 4.0]
+    null = mem_db.aggregate("H", {"v": "mean"}, every="3600s", fill="null").to_pylist()
+    assert [r["v_mean"] for r in null] == [1.0, None, None, 4.0]
+    assert mem_db.aggregate("H", {"v": "mean"}, every="1h").to_arrow().num_rows == 2
+    with pytest.raises(arcadego.InvalidArgumentError, match="unknown fill"):
+        mem_db.aggregate("H", {"v": "mean"}, every="1h", fill="zero")
+    with pytest.raises(arcadego.InvalidArgumentError, match="a positive whole number"):
+        mem_db.aggregate("H", {"v": "mean"}, every="1 hour")
+    with pytest.raises(arcadego.InvalidArgumentError, match="not a whole number of ms"):
+        mem_db.aggregate("H", {"v": "mean"}, every="10us")
+    mem_db.insert("I", {"time": [1], "v": [1.0]}, device="d")
+    with pytest.raises(arcadego.InvalidArgumentError, match="no timestamp times"):
+        mem_db.aggregate("I", {"v": "mean"}, every="1h")
