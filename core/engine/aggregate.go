@@ -482,7 +482,6 @@ func fillBuckets(mode string, t schema.PropertyType, groups []*group, vals []cel
 	}
 }
 
-
 // cellColumn builds a column of type t from cells.
 func cellColumn(name string, t schema.PropertyType, cells []cell, valid []bool) tablet.Column {
 	switch t {

@@ -706,6 +706,7 @@ func testScanAcrossFlush(t *testing.T, reuse bool) {
 	for i := range int64(8) { // into the next memtable: other values, same shape
 		require.NoError(t, db.Insert("W", "e", wide(i*1024, 1<<40)))
 	}
+	db.pool.Settle()
 	require.Zero(t, db.Stats().PoolBytes, "the scan still holds the flushed memtable")
 	batches := []Batch{first}
 	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
@@ -713,6 +714,7 @@ func testScanAcrossFlush(t *testing.T, reuse bool) {
 	}
 	require.NoError(t, rows.Err())
 	if !reuse {
+		db.pool.Settle()
 		require.Positive(t, db.Stats().PoolBytes, "the scan is done: the flushed memtable's memory is kept for the next one")
 	}
 	for i := range int64(8) { // more writes: with reuse, the scan's end kept the memtable
@@ -734,8 +736,10 @@ func testScanAcrossFlush(t *testing.T, reuse bool) {
 	}
 	require.Equal(t, 8*1024, n)
 	if reuse {
+		db.pool.Settle()
 		require.Zero(t, db.Stats().PoolBytes, "until Close, the batches are the memtable's")
 		rows.Close()
+		db.pool.Settle()
 		require.Positive(t, db.Stats().PoolBytes, "closed: the flushed memtable's memory is kept for the next one")
 	}
 }

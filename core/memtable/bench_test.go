@@ -113,6 +113,7 @@ func benchTabletWrite(b *testing.B, pooled bool, cols, rows int) {
 	fresh := func() *Chunk {
 		if m != nil {
 			m.Release()
+			opts.Pool.Settle()
 		}
 		m = New(opts)
 		c := m.Chunk(1, "d")
@@ -194,14 +195,25 @@ func BenchmarkCursorFirstBatch(b *testing.B) {
 }
 
 // BenchmarkDeviceMemory: the Go heap that 100,000 devices of 10 rows × 5
-// Double hold in a memtable (each device written by one 10-row write),
-// beyond their 480 bytes of values, and the memtable's own estimate.
+// Double hold in a memtable, beyond their 480 bytes of values, and the
+// memtable's own estimate; each device written in one 10-row write, or in
+// two of 5 rows (its blocks then grow once, to 16 rows).
 func BenchmarkDeviceMemory(b *testing.B) {
+	for _, writes := range []int{1, 2} {
+		b.Run(fmt.Sprintf("writes=%d", writes), func(b *testing.B) { benchDeviceMemory(b, writes) })
+	}
+}
+
+func benchDeviceMemory(b *testing.B, writes int) {
 	const devices, rows, cols = 100_000, 10, 5
 	idv := idRange(0, cols)
-	t := int64Tablet(seq(0, rows), idv, nil)
-	for i := range t.Columns {
-		t.Columns[i].Type = schema.Double
+	per := rows / writes
+	tabs := make([]*tablet.Tablet, writes)
+	for w := range tabs {
+		tabs[w] = int64Tablet(seq(w*per, per), idv, nil)
+		for i := range tabs[w].Columns {
+			tabs[w].Columns[i].Type = schema.Double
+		}
 	}
 	var heap, est float64
 	for range b.N {
@@ -212,8 +224,11 @@ func BenchmarkDeviceMemory(b *testing.B) {
 		b.StartTimer()
 		m := New(Options{})
 		for d := range devices {
-			if err := m.Chunk(1, fmt.Sprintf("dev-%06d", d)).Write(t, idv); err != nil {
-				b.Fatal(err)
+			c := m.Chunk(1, fmt.Sprintf("dev-%06d", d))
+			for _, t := range tabs {
+				if err := c.Write(t, idv); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 		b.StopTimer()

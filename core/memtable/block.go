@@ -279,7 +279,15 @@ func (w *writer) grow(b blk, typ schema.PropertyType, held, rows, data, maxRows 
 	nb := b
 	newExt := growData || addValid
 	if growRows {
-		capr = min(nextPow2(max(rows, 2*capr)), maxRows) // a power of two (capLog), even after an exact block
+		// A write at least as long as what the block holds fills a block
+		// of exactly its rows (see exactCap: a device's second write of
+		// as many rows as its first takes no room it does not use);
+		// otherwise the next power of two, even after an exact block.
+		exact := rows >= 2*capr && rows < maxRows && e.valid == nil && !withValid
+		capr = min(nextPow2(max(rows, 2*capr)), maxRows)
+		if exact {
+			capr = rows
+		}
 		switch {
 		case typ == schema.Boolean:
 			words := w.words.take(wordsFor(capr), w.left)
@@ -292,6 +300,9 @@ func (w *writer) grow(b blk, typ schema.PropertyType, held, rows, data, maxRows 
 		default:
 			wd := tablet.Width(typ)
 			nb.capLog = log2Ceil(capr)
+			if exact {
+				nb.capLog = exactCap
+			}
 			nb.vals = w.bytes.takeFrom(w.c.src, capr*wd, w.left)
 			copy(nb.vals, b.vals[:held*wd])
 		}

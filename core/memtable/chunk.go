@@ -246,8 +246,14 @@ func (c *Chunk) mapColumns(t *tablet.Tablet, ids []schema.PropertyID, ms []mappe
 	}
 	mp := mapping{width: len(c.cols), maxPos: -1, tab: c.index.Load(), used: c.used}
 	width, tab := mp.width, mp.tab
-	if tab == nil && width+len(ids) <= smallChunkCols {
-		return c.mapSmall(t, ids, ms, mp)
+	if tab == nil {
+		// Without an id table while the chunk stays small: mapSmall
+		// changes nothing, so a Write that would outgrow it maps again
+		// below, with a table.
+		small, err := c.mapSmall(t, ids, ms, mp)
+		if err != nil || width+small.added <= smallChunkCols {
+			return small, err
+		}
 	}
 	if tab == nil && width > 0 { // a small chunk outgrows its list: index it, privately until commit
 		tab = c.rebuild(width+len(ids), nil, nil, width)
@@ -518,7 +524,7 @@ func (w *writer) writeTimes(sg *segment, ts []int64) {
 		switch {
 		case sg.prev != nil: // the chunk has filled a row block: it streams
 			size = w.c.blockRows
-		case len(cur) == 0: // sized to the first write, as value blocks (exactCap)
+		case need >= 2*len(cur): // sized to the write, as value blocks (exactCap)
 			size = need
 		}
 		nt := make([]int64, size)

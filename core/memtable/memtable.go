@@ -145,14 +145,21 @@ func New(opts Options) *Memtable {
 
 // Retain counts one more user of m's memory (a reader holding snapshots),
 // who must call Release when done.
-func (m *Memtable) Retain() { m.refs.Add(1) }
+func (m *Memtable) Retain() {
+	if m.refs.Add(1) <= 1 {
+		panic("memtable: Retain of a released memtable")
+	}
+}
 
 // Release drops one use of m (New counts the creator's). The last one
 // gives the memtable's slabs back to its pool: by then nothing may write
 // m or read a snapshot of it. Without a pool it does nothing else; a
 // memtable never released is simply left to the collector.
 func (m *Memtable) Release() {
-	if m.refs.Add(-1) == 0 && m.src != nil {
+	switch n := m.refs.Add(-1); {
+	case n < 0:
+		panic("memtable: Release without a use") // would recycle memory still read
+	case n == 0 && m.src != nil:
 		m.src.giveBack()
 	}
 }
@@ -258,6 +265,7 @@ func (m *Memtable) Clone() *Memtable {
 	for typ, d := range m.all {
 		nm.all[typ] = slices.Clone(d)
 	}
+	nm.refs.Store(1)
 	for typ, devs := range m.types {
 		nd := make(map[string]*Chunk, len(devs))
 		for d, c := range devs {
@@ -284,7 +292,7 @@ func (m *Memtable) Clear() {
 	for _, devs := range m.types {
 		for _, c := range devs {
 			c.Clear()
-			c.total = nil
+			c.total, c.src = nil, nil // detached: its later blocks are its own
 		}
 	}
 	m.types = map[schema.TypeID]map[string]*Chunk{}

@@ -16,10 +16,11 @@ import (
 //
 // A Pool is safe for concurrent use; several memtables may share one.
 type Pool struct {
-	limit int64
-	mu    sync.Mutex
-	free  [][]byte
-	held  atomic.Int64 // free slabs, and those a put is zeroing; changed under mu
+	limit   int64 // changed under mu
+	pending sync.WaitGroup
+	mu      sync.Mutex
+	free    [][]byte
+	held    atomic.Int64 // free slabs, and those a put is zeroing; changed under mu
 }
 
 // NewPool returns a pool that keeps at most limit bytes of free slabs.
@@ -33,15 +34,24 @@ func (p *Pool) Bytes() int64 {
 	return p.held.Load()
 }
 
-// Drain drops the free slabs, for the collector; the pool stays usable.
+// Drain drops the free slabs, for the collector, and keeps none given
+// back later (the database is closing).
 func (p *Pool) Drain() {
 	if p == nil {
 		return
 	}
+	p.Settle()
 	p.mu.Lock()
 	p.held.Add(-int64(len(p.free)) * slabBytes)
-	p.free = nil
+	p.free, p.limit = nil, 0
 	p.mu.Unlock()
+}
+
+// Settle waits until the slabs given back so far are in the pool.
+func (p *Pool) Settle() {
+	if p != nil {
+		p.pending.Wait()
+	}
 }
 
 // get returns a zeroed slab of slabBytes: a kept one, or a new one.
@@ -92,11 +102,20 @@ func (s *slabSource) get() []byte {
 }
 
 // giveBack returns the slabs taken to the pool; no chunk of the memtable
-// may be read or written afterwards.
+// may be read or written afterwards. They are zeroed on a goroutine of
+// their own: the last Release may be a reader's (a result stream released
+// by a Python thread), which should not wait for a memtable's worth of
+// clearing.
 func (s *slabSource) giveBack() {
 	s.mu.Lock()
 	taken := s.taken
 	s.taken = nil
 	s.mu.Unlock()
-	s.pool.put(taken)
+	if len(taken) > 0 {
+		s.pool.pending.Add(1)
+		go func() {
+			defer s.pool.pending.Done()
+			s.pool.put(taken)
+		}()
+	}
 }

@@ -3,6 +3,7 @@ package memtable
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/schema"
@@ -45,6 +46,7 @@ func TestPoolRecyclesOnlyReleasedMemtables(t *testing.T) {
 	require.Equal(t, column(want, 1), column(got, 1))
 
 	m1.Release() // the reader is done
+	pool.Settle()
 	kept := pool.Bytes()
 	require.Greater(t, kept, int64(rows*cols*8/2), "most of the values' slabs come back")
 	require.Zero(t, kept%slabBytes)
@@ -100,6 +102,8 @@ func TestPoolKeepsZeroedSlabsUpToItsLimit(t *testing.T) {
 	pool.put([][]byte{pool.get()})
 	pool.Drain()
 	require.Zero(t, pool.Bytes())
+	pool.put([][]byte{pool.get()})
+	require.Zero(t, pool.Bytes(), "a drained pool keeps nothing more")
 	var none *Pool
 	none.Drain() // a database without a pool
 }
@@ -110,6 +114,30 @@ func TestClearGivesSlabsBack(t *testing.T) {
 	tb, ids := wideTablet(0, 1024, 100, 0)
 	require.NoError(t, m.Chunk(1, "d").Write(tb, ids))
 	m.Clear()
+	pool.Settle()
 	require.Positive(t, pool.Bytes())
 	require.Zero(t, m.MemoryUsage())
+}
+
+// TestSmallChunkKeepsNoIDTable: a device of a few columns written again
+// and again with the same columns has no id table; one that outgrows
+// smallChunkCols gets one, and reads the same.
+func TestSmallChunkKeepsNoIDTable(t *testing.T) {
+	c := New(Options{}).Chunk(1, "d")
+	five := idRange(0, 5)
+	for w := range 3 {
+		require.NoError(t, c.Write(int64Tablet(seq(w*10, 10), five, nil), five))
+		require.Nil(t, c.index.Load(), "write %d: no id table for 5 columns", w)
+	}
+	err := c.Write(int64Tablet(seq(30, 1), []schema.PropertyID{1, 1}, nil), []schema.PropertyID{1, 1})
+	require.ErrorContains(t, err, "appears twice")
+	more := idRange(3, 6) // 3 and 4 existing, 5..8 new: 9 columns
+	require.NoError(t, c.Write(int64Tablet(seq(30, 2), more, nil), more))
+	require.NotNil(t, c.index.Load(), "9 columns: an id table")
+	require.Equal(t, 9, c.Width())
+	got := readAll(c, ref(4, "c4", schema.Int64), ref(8, "c8", schema.Int64))
+	require.Equal(t, 32, got.Rows())
+	assert.Equal(t, int64(1), got.Columns[0].Int64(0))
+	assert.Equal(t, int64(2), got.Columns[1].Int64(31))
+	assert.False(t, got.Columns[1].Valid(0), "c8 is new at row 30")
 }
