@@ -77,3 +77,52 @@ func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArr
 			batchRows: engine.DefaultBatchRows}, out)
 	})
 }
+
+// lastRequest is the request_json of arcadego_last.
+type lastRequest struct {
+	Type       *string  `json:"type"`
+	Properties []string `json:"properties"`
+	Devices    []string `json:"devices"`
+	Prefix     string   `json:"device_prefix"`
+}
+
+//export ag_go_last
+func ag_go_last(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		if out == nil {
+			return fmt.Errorf("last: out is NULL: %w", errInvalid)
+		}
+		C.memset(unsafe.Pointer(out), 0, C.sizeof_struct_ArrowArrayStream)
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		var r lastRequest
+		if err := decodeCJSON("last request", requestJSON, &r); err != nil {
+			return err
+		}
+		if r.Type == nil {
+			return fmt.Errorf("last request: \"type\" is required: %w", errInvalid)
+		}
+		batches, ty, props, err := d.db.Last(d.context(), engine.LastRequest{Type: *r.Type, Properties: r.Properties,
+			Devices: r.Devices, DevicePrefix: r.Prefix})
+		if err != nil {
+			return err
+		}
+		cols := make([]schema.Property, 0, 2*len(props))
+		for i, p := range props {
+			cols = append(cols, schema.Property{ID: schema.PropertyID(2*i + 1), Name: p.Name, Type: p.Type},
+				schema.Property{ID: schema.PropertyID(2*i + 2), Name: p.Name + engine.LastTimeSuffix, Type: schema.Int64})
+		}
+		var unit, zone string
+		if ty.TimeSet {
+			unit, zone = ty.TimeUnit, ty.TimeZone
+		}
+		res, err := cdata.NewResult(d.timeColumn, unit, zone, cols, true)
+		if err != nil {
+			return err
+		}
+		return openResult(&result{db: d, rows: &batchList{batches}, typeName: *r.Type, mem: exportMemory, cols: res,
+			batchRows: engine.DefaultBatchRows}, out)
+	})
+}

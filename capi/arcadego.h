@@ -366,6 +366,21 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 int arcadego_aggregate(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err);
 
 /*
+** The latest values of a type's devices into `out`, a stream as
+** arcadego_scan's. `request_json`:
+**   {"type": "A",                  required
+**    "properties": ["x", ...],     optional, default all
+**    "devices": [...], "device_prefix": ".."}   optional, as arcadego_scan's
+** One row per device with rows, sorted by name: "device", the time column
+** (the device's latest time), then per property its last non-null value
+** and "<property>_time", that value's time (INT64 in the type's time unit);
+** both null when the device has no value of the property. Each device is
+** read backward from its latest time (a point read when its latest rows
+** hold every property), not scanned whole.
+*/
+int arcadego_last(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err);
+
+/*
 ** Describe the schema as JSON in *json_out (free it with arcadego_free):
 ** {"types":[{"name":..,"time":{"unit":"ms","zone":"UTC"},"ttl_ns":..,
 **            "properties":[{"name":..,"type":"INT64"}],

@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._database import Database, Transaction, connect, quote_name, set_runtime
     from ._lib import get_include, library_path, pkgconfig_dir
     from ._lib import version as library_version
-    from ._result import AggregateResult, Result
+    from ._result import AggregateResult, LastResult, Result
 
 # The library (and numpy) load on first use of what needs them, not at
 # ``import arcadego``: the pytest plugin is imported by every pytest run in
@@ -61,6 +61,7 @@ _LAZY = {
     "set_runtime": ("._database", "set_runtime"),
     "Result": ("._result", "Result"),
     "AggregateResult": ("._result", "AggregateResult"),
+    "LastResult": ("._result", "LastResult"),
     "library_path": ("._lib", "library_path"),
     "get_include": ("._lib", "get_include"),
     "pkgconfig_dir": ("._lib", "pkgconfig_dir"),
@@ -87,6 +88,7 @@ __all__ = [
     "Transaction",
     "Result",
     "AggregateResult",
+    "LastResult",
     "set_runtime",
     "quote_name",
     "library_path",

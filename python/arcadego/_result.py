@@ -249,3 +249,15 @@ class AggregateResult(Result):
 
     def __repr__(self) -> str:
         return f"<arcadego.AggregateResult {self._request!r}>"
+
+
+class LastResult(Result):
+    """The lazy result of :meth:`Database.last`: one row per device, read
+    again at each read. Columns: ``device``, the time column (the device's
+    latest time), then per property its last non-null value and
+    ``<property>_time``, that value's time (an int in the type's unit)."""
+
+    _function = "arcadego_last"
+
+    def __repr__(self) -> str:
+        return f"<arcadego.LastResult {self._request!r}>"

@@ -809,12 +809,28 @@ func TestAggregate(t *testing.T) {
 	r = run(`{"type": "A", "aggregates": [["k", "mean"]], "by_device": true, "every": 2, "start": 2}`)
 	assert.Equal(t, []string{"device", "time", "k_mean"}, r.names)
 	assert.Equal(t, [][]any{{"a", int64(2), 2.0}, {"a", int64(4), 4.5}, {"b", int64(2), 2.0}, {"b", int64(4), 4.5}}, r.rows)
+	r = run(`{"type": "A", "aggregates": [["k", "count"]], "by_device": true, "every": 2, "fill": "null", "start": 0, "end": 8, "devices": ["a"]}`)
+	assert.Equal(t, [][]any{{"a", int64(0), int64(1)}, {"a", int64(2), int64(1)}, {"a", int64(4), int64(2)}, {"a", int64(6), int64(0)}}, r.rows)
+	r = run(`{"type": "A", "aggregates": [["k", "count"]], "where": {"or": [{"property": "k", "op": "<", "value": 2}, {"property": "k", "op": "is null"}]}}`)
+	assert.Equal(t, [][]any{{int64(1), int64(2)}}, r.rows, "k < 2 or k is null: rows 1 and 3 of each device; count skips the null")
+
+	// The latest values, through arcadego_last.
+	stream := libc.calloc(1, unsafe.Sizeof(cStream{}))
+	defer libc.free(stream)
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.last(db, cstr(`{"type": "A", "properties": ["k"]}`), stream, e) })
+	require.Equal(t, codeOK, code, msg)
+	last, err := readStream(stream)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"device", "time", "k", "k_time"}, last.names)
+	assert.Equal(t, [][]any{{"a", int64(5), int64(5), int64(5)}, {"b", int64(5), int64(5), int64(5)}}, last.rows)
 
 	for _, c := range []struct{ request, msg string }{
 		{`{"aggregates": [["k", "sum"]]}`, `"type" is required`},
 		{`{"type": "A", "aggregates": [["k", "median"]]}`, "median"},
 		{`{"type": "A", "aggregates": [["k", "sum"]], "every": -1}`, "every -1"},
-		{`{"type": "A", "aggregates": [["k", "sum"]], "fill": "previous"}`, "fill"},
+		{`{"type": "A", "aggregates": [["k", "sum"]], "limit": 3}`, "limit"},
+		{`{"type": "A", "aggregates": [["k", "sum"]], "every": 2, "fill": "zero"}`, `unknown fill "zero"`},
+		{`{"type": "A", "aggregates": [["k", "sum"]], "where": {"property": "k", "op": "~"}}`, `unknown op "~"`},
 	} {
 		s := libc.calloc(1, unsafe.Sizeof(cStream{}))
 		code, msg := callErr(t, func(e *uintptr) int32 { return lib.aggregate(db, cstr(c.request), s, e) })

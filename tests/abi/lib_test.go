@@ -55,6 +55,7 @@ var lib struct {
 	txInsertLong   func(tx uintptr, typ, deviceColumn *byte, schema, array uintptr, err *uintptr) int32
 	scan           func(db uintptr, request *byte, out uintptr, err *uintptr) int32
 	aggregate      func(db uintptr, request *byte, out uintptr, err *uintptr) int32
+	last           func(db uintptr, request *byte, out uintptr, err *uintptr) int32
 	describe       func(db uintptr, typ *byte, json *uintptr, err *uintptr) int32
 	setRuntime     func(options *byte, err *uintptr) int32
 	cancel         func(db uintptr) int32
@@ -173,6 +174,7 @@ func load() error {
 		"arcadego_tx_insert_long":   &abiN.txInsertLong,
 		"arcadego_scan":             &lib.scan,
 		"arcadego_aggregate":        &lib.aggregate,
+		"arcadego_last":             &lib.last,
 		"arcadego_describe":         &abiN.describe,
 		"arcadego_set_runtime":      &lib.setRuntime,
 		"arcadego_cancel":           &lib.cancel,

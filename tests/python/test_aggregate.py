@@ -6,6 +6,7 @@ memory, by device or not, in time buckets or not."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -162,3 +163,25 @@ def test_buckets_by_interval_string_with_fill(mem_db: arcadego.Database) -> None
     mem_db.insert("I", {"time": [1], "v": [1.0]}, device="d")
     with pytest.raises(arcadego.InvalidArgumentError, match="no timestamp times"):
         mem_db.aggregate("I", {"v": "mean"}, every="1h")
+
+
+def test_last_equals_the_last_non_null_of_a_scan(data_db: arcadego.Database) -> None:
+    rows = data_db.scan("S").to_arrow().to_pylist()
+    want: dict[str, dict[str, Any]] = {}
+    for r in rows:  # sorted by device, then time
+        w = want.setdefault(r["device"], {"time": r["time"]})
+        w["time"] = r["time"]
+        for p in ("k", "x"):
+            if r[p] is not None:
+                w[p], w[p + "_time"] = r[p], r["time"]
+    got = data_db.last("S").to_pylist()
+    assert [g["device"] for g in got] == sorted(want)
+    for g in got:
+        w = want[g["device"]]
+        assert g["time"] == w["time"]
+        for p in ("k", "x"):
+            assert g[p] == w.get(p) and g[p + "_time"] == w.get(p + "_time"), (g["device"], p)
+    one = data_db.last("S", ["x"], device="d2").to_arrow()
+    assert one.column_names == ["device", "time", "x", "x_time"] and one.num_rows == 1
+    with pytest.raises(arcadego.NotFoundError):
+        data_db.last("S", ["nope"])

@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// LastRequest asks for the latest values of a type's devices: per device
+// and property, the last non-null value and its time.
+type LastRequest struct {
+	Type         string
+	Properties   []string // nil: every property
+	Devices      []string // nil: every device (of DevicePrefix)
+	DevicePrefix string
+}
+
+// LastTimeSuffix names the column of the time of a property's last value:
+// "temperature_time".
+const LastTimeSuffix = "_time"
+
+// Last returns, per device in name order, one row: the time of its latest
+// row, then for each property its last non-null value and that value's
+// time (INT64 in the type's time unit; both null when the device has no
+// value of it). It reads backward from each device's last time (known from
+// the device directories, as Devices does): the last row first, then
+// windows reaching four times further back, until every property has a
+// value or the device's first row is reached. A device whose properties
+// are all set in its latest rows costs one point read.
+func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type, []schema.Property, error) {
+	ty, ok := db.catalog.Load().Type(req.Type)
+	if !ok {
+		if err := schema.ValidateName("type", req.Type); err != nil {
+			return nil, nil, nil, fmt.Errorf("last: %w", err)
+		}
+		return nil, nil, nil, fmt.Errorf("last: type %q: %w", req.Type, errs.ErrNotFound)
+	}
+	var props []schema.Property
+	if req.Properties == nil {
+		for _, p := range ty.Properties() {
+			props = append(props, *p)
+		}
+	} else {
+		for _, name := range req.Properties {
+			p, ok := ty.Property(name)
+			if !ok {
+				return nil, nil, nil, fmt.Errorf("last: property %s.%s: %w", req.Type, name, errs.ErrNotFound)
+			}
+			props = append(props, *p)
+		}
+	}
+	names := make([]string, len(props))
+	for i, p := range props {
+		names[i] = p.Name
+	}
+	infos, err := db.Devices(req.Type, req.DevicePrefix)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("last: %w", err)
+	}
+	if req.Devices != nil {
+		want := map[string]bool{}
+		for _, d := range req.Devices {
+			if err := validateDevice(d); err != nil {
+				return nil, nil, nil, fmt.Errorf("last: %w", err)
+			}
+			want[d] = true
+		}
+		kept := infos[:0]
+		for _, in := range infos {
+			if want[in.Name] {
+				kept = append(kept, in)
+			}
+		}
+		infos = kept
+	}
+	var out []Batch
+	for _, in := range infos {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, fmt.Errorf("last of %q stopped: %w", req.Type, errs.ErrCanceled)
+		}
+		row, ok, err := db.lastOf(ctx, req.Type, in, props, names)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok {
+			out = append(out, Batch{Device: in.Name, Rows: row, Stable: true})
+		}
+	}
+	return out, ty, props, nil
+}
+
+// lastOf reads device in's latest values: see Last. ok is false when the
+// device has no row (all deleted or expired).
+func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, props []schema.Property, names []string) (*tablet.Tablet, bool, error) {
+	n := len(props)
+	found := make([]bool, n)
+	left := n
+	cols := make([]tablet.Column, 2*n)
+	times := make([]int64, n)
+	latest, any := int64(0), false
+	end := in.Last + 1 // exclusive; Last is the greatest time any source holds
+	width := int64(1)
+	for {
+		start := max(in.First, end-width)
+		if end-width > end { // underflow
+			start = in.First
+		}
+		rows, err := db.Scan(ctx, ScanRequest{Type: typ, Devices: []string{in.Name}, Properties: names, Start: &start, End: &end})
+		if err != nil {
+			return nil, false, fmt.Errorf("last: %w", err)
+		}
+		var batches []*tablet.Tablet
+		for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+			batches = append(batches, b.Rows)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, false, fmt.Errorf("last: %w", err)
+		}
+		for bi := len(batches) - 1; bi >= 0 && left > 0; bi-- {
+			b := batches[bi]
+			if !any && b.Rows() > 0 {
+				latest, any = b.Times[b.Rows()-1], true
+			}
+			for k := range n {
+				if found[k] {
+					continue
+				}
+				c := &b.Columns[k]
+				for r := b.Rows() - 1; r >= 0; r-- {
+					if c.Valid(r) {
+						found[k], left = true, left-1
+						cb := tablet.NewBuilder(c.Name, c.Type, 1)
+						cb.Append(c, r) // a copy: the batch goes
+						cols[2*k] = cb.Column()
+						times[k] = b.Times[r]
+						break
+					}
+				}
+			}
+		}
+		if left == 0 || start <= in.First {
+			break
+		}
+		end, width = start, width*4
+	}
+	if !any {
+		return nil, false, nil
+	}
+	t := &tablet.Tablet{Times: []int64{latest}, Columns: make([]tablet.Column, 0, 2*n)}
+	for k, p := range props {
+		v := cols[2*k]
+		if !found[k] {
+			nb := tablet.NewBuilder(p.Name, p.Type, 1)
+			nb.AppendNull()
+			v = nb.Column()
+		}
+		v.Name = p.Name
+		t.Columns = append(t.Columns, v, tablet.Int64s(p.Name+LastTimeSuffix, []int64{times[k]}, []bool{found[k]}))
+	}
+	return t, true, nil
+}

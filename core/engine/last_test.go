@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// TestLastMatchesScan: per device and property, the last non-null value
+// and its time, with sparse columns (a value far back in time), flushed
+// and in-memory rows, overwrites and deletes, equal those of a full scan.
+func TestLastMatchesScan(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	rng := rand.New(rand.NewPCG(4, 2))
+	for step := range 5 {
+		for d := range 6 {
+			n := 1 + rng.IntN(200)
+			times := make([]int64, n)
+			ks, xs := make([]int64, n), make([]float64, n)
+			kv, xv := make([]bool, n), make([]bool, n)
+			for i := range n {
+				times[i] = int64(rng.IntN(5000))
+				ks[i], kv[i] = rng.Int64N(100), rng.IntN(3) == 0
+				xs[i], xv[i] = rng.Float64(), d != 5 && rng.IntN(60) == 0 // x is rare; never on d5
+			}
+			require.NoError(t, db.Insert("L", fmt.Sprintf("d%d", d), &tablet.Tablet{Times: times,
+				Columns: []tablet.Column{tablet.Int64s("k", ks, kv), tablet.Doubles("x", xs, xv)}}))
+		}
+		if step == 2 {
+			require.NoError(t, db.Flush())
+		}
+		if step == 3 {
+			from := int64(4000)
+			require.NoError(t, db.Delete(DeleteRequest{Type: "L", Devices: []string{"d0"}, Start: &from}))
+		}
+	}
+	all := rowsOf(t, db, "L")
+	batches, _, props, err := db.Last(context.Background(), LastRequest{Type: "L"})
+	require.NoError(t, err)
+	require.Len(t, props, 2)
+	require.Len(t, batches, len(all))
+	for _, b := range batches {
+		rows := all[b.Device]
+		require.Equal(t, 1, b.Rows.Rows())
+		require.Len(t, b.Rows.Columns, 4)
+		latest := int64(-1)
+		for tm := range rows {
+			latest = max(latest, tm)
+		}
+		assert.Equal(t, latest, b.Rows.Times[0], b.Device)
+		for k, p := range []string{"k", "x"} {
+			var want any
+			wantT := int64(-1)
+			for tm, row := range rows {
+				if row[p] != nil && tm > wantT {
+					want, wantT = row[p], tm
+				}
+			}
+			v, vt := &b.Rows.Columns[2*k], &b.Rows.Columns[2*k+1]
+			assert.Equal(t, p, v.Name)
+			assert.Equal(t, p+LastTimeSuffix, vt.Name)
+			if want == nil {
+				assert.False(t, v.Valid(0), "%s %s", b.Device, p)
+				assert.False(t, vt.Valid(0), "%s %s", b.Device, p)
+				continue
+			}
+			assert.Equal(t, want, v.Value(0), "%s %s", b.Device, p)
+			assert.Equal(t, wantT, vt.Int64(0), "%s %s", b.Device, p)
+		}
+	}
+	// A subset of devices and properties.
+	batches, _, props, err = db.Last(context.Background(), LastRequest{Type: "L", Properties: []string{"x"}, Devices: []string{"d5", "d2", "nope"}})
+	require.NoError(t, err)
+	require.Len(t, props, 1)
+	require.Len(t, batches, 2)
+	assert.Equal(t, "d2", batches[0].Device)
+	assert.False(t, batches[1].Rows.Columns[0].Valid(0), "d5 never had an x")
+
+	_, _, _, err = db.Last(context.Background(), LastRequest{Type: "L", Properties: []string{"nope"}})
+	require.ErrorIs(t, err, errs.ErrNotFound)
+	_, _, _, err = db.Last(context.Background(), LastRequest{Type: "Nope"})
+	require.ErrorIs(t, err, errs.ErrNotFound)
+}
