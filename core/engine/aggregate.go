@@ -142,7 +142,8 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 		specs[i] = aggSpec{fn: a.Func, typ: p.Type, col: col, name: AggColumnName(a)}
 	}
 	rows, err := db.Scan(ctx, ScanRequest{Type: req.Type, Devices: req.Devices, DevicePrefix: req.DevicePrefix,
-		Properties: props, Start: req.Start, End: req.End, Where: req.Where})
+		Properties: props, Start: req.Start, End: req.End, Where: req.Where,
+		ReuseBatches: true}) // each batch is read once, at once: no copies, no fresh memory
 	if err != nil {
 		return nil, nil, fmt.Errorf("aggregate: %w", err)
 	}
@@ -353,19 +354,23 @@ func (a *acc) addRun(s *aggSpec, c *tablet.Column, times []int64, lo, hi int) er
 			a.sumF += sum
 			a.n += int64(len(vals))
 			return nil
-		case "min":
+		case "min": // NaN is the greatest (see less)
+			m, first := a.v.f, a.n == 0
 			for _, v := range vals {
-				if a.n++; a.n == 1 || less(s.typ, cell{f: v}, a.v) {
-					a.v = cell{f: v}
+				if first || v < m || math.IsNaN(m) && !math.IsNaN(v) {
+					m, first = v, false
 				}
 			}
+			a.v.f, a.n = m, a.n+int64(len(vals))
 			return nil
 		case "max":
+			m, first := a.v.f, a.n == 0
 			for _, v := range vals {
-				if a.n++; a.n == 1 || less(s.typ, a.v, cell{f: v}) {
-					a.v = cell{f: v}
+				if first || v > m || math.IsNaN(v) {
+					m, first = v, false
 				}
 			}
+			a.v.f, a.n = m, a.n+int64(len(vals))
 			return nil
 		}
 	}
