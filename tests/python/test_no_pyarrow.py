@@ -178,3 +178,15 @@ def test_no_pyarrow_venv_really_lacks_pyarrow() -> None:
         with pytest.raises(ImportError):
             import pyarrow  # noqa: F401
         assert _optional.pyarrow() is None
+
+
+def test_aggregate_last_and_where_without_pyarrow(mem_db: arcadego.Database) -> None:
+    mem_db.insert("Q", {"time": [1, 2, 3, 4], "x": [1.0, None, 3.0, 5.0], "s": ["a", "b", None, "a"]}, device="d")
+    mem_db.insert("Q", {"time": [2], "x": [9.0], "s": ["c"]}, device="e")
+    assert mem_db.aggregate("Q", {"x": ["sum", "count"]}, by_device=True).to_pylist() == [
+        {"device": "d", "time": 1, "x_sum": 9.0, "x_count": 3},
+        {"device": "e", "time": 2, "x_sum": 9.0, "x_count": 1},
+    ]
+    assert mem_db.last("Q", ["s"]).to_pydict() == {"device": ["d", "e"], "time": [4, 2], "s": ["a", "c"], "s_time": [4, 2]}
+    assert mem_db.scan("Q", columns=["s"], where=("x", ">", 2)).to_pydict() == {
+        "device": ["d", "d", "e"], "time": [3, 4, 2], "s": [None, "a", "c"]}
