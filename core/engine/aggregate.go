@@ -6,9 +6,11 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
@@ -139,16 +141,20 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 			col = len(props)
 			props = append(props, a.Property)
 		}
-		specs[i] = aggSpec{fn: a.Func, typ: p.Type, col: col, name: AggColumnName(a)}
+		specs[i] = aggSpec{fn: a.Func, id: p.ID, typ: p.Type, col: col, name: AggColumnName(a)}
 	}
-	rows, err := db.Scan(ctx, ScanRequest{Type: req.Type, Devices: req.Devices, DevicePrefix: req.DevicePrefix,
+	g := &grouper{req: req, specs: specs, index: map[groupKey]int{}}
+	sreq := ScanRequest{Type: req.Type, Devices: req.Devices, DevicePrefix: req.DevicePrefix,
 		Properties: props, Start: req.Start, End: req.End, Where: req.Where,
-		ReuseBatches: true}) // each batch is read once, at once: no copies, no fresh memory
+		ReuseBatches: true} // each batch is read once, at once: no copies, no fresh memory
+	if g.statsAnswer(ty) {
+		sreq.takeFiles = func(files []*dataFile, mems []*memtable.Memtable) []bool { return g.fromStats(ty, files, mems) }
+	}
+	rows, err := db.Scan(ctx, sreq)
 	if err != nil {
 		return nil, nil, fmt.Errorf("aggregate: %w", err)
 	}
 	defer rows.Close()
-	g := &grouper{req: req, specs: specs, index: map[groupKey]int{}}
 	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
 		if err := g.add(b); err != nil {
 			return nil, nil, fmt.Errorf("aggregate of %q: %w", req.Type, err)
@@ -164,9 +170,27 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 	return out, rows.Type(), nil
 }
 
+// statsAnswer reports whether files' statistics can answer the request:
+// count, min and max of numbers over every row of every device, in one
+// group, without a filter or a retention cutoff.
+func (g *grouper) statsAnswer(ty *schema.Type) bool {
+	r := g.req
+	if r.ByDevice || r.Every > 0 || r.Where != nil || r.Devices != nil || r.DevicePrefix != "" || r.Start != nil || r.End != nil ||
+		ttlCutoff(ty, time.Now()) != math.MinInt64 {
+		return false
+	}
+	for _, s := range g.specs {
+		if s.fn != "count" && s.fn != "min" && s.fn != "max" || !numeric(s.typ) {
+			return false
+		}
+	}
+	return true
+}
+
 // aggSpec is one requested aggregate, resolved.
 type aggSpec struct {
 	fn   string
+	id   schema.PropertyID
 	typ  schema.PropertyType // the property's
 	col  int                 // its column in the scan's batches
 	name string
@@ -315,14 +339,7 @@ func (g *grouper) add(b Batch) error {
 		}
 		gr := g.last
 		if gr == nil || gr.key != key {
-			i, ok := g.index[key]
-			if !ok {
-				i = len(g.groups)
-				g.groups = append(g.groups, &group{key: key, first: t.Times[lo], accs: make([]acc, len(g.specs))})
-				g.index[key] = i
-			}
-			gr = g.groups[i]
-			g.last = gr
+			gr = g.groupFor(key, t.Times[lo])
 		}
 		gr.first = min(gr.first, t.Times[lo])
 		for k := range g.specs {
@@ -334,6 +351,21 @@ func (g *grouper) add(b Batch) error {
 		lo = hi
 	}
 	return nil
+}
+
+// groupFor returns the group of key (making it, with first as its first
+// time), and makes it the last used.
+func (g *grouper) groupFor(key groupKey, first int64) *group {
+	i, ok := g.index[key]
+	if !ok {
+		i = len(g.groups)
+		g.groups = append(g.groups, &group{key: key, first: first, accs: make([]acc, len(g.specs))})
+		g.index[key] = i
+	}
+	gr := g.groups[i]
+	gr.first = min(gr.first, first)
+	g.last = gr
+	return gr
 }
 
 // addRun adds rows [lo, hi) of column c, whose times are times: DOUBLE

@@ -328,3 +328,81 @@ func TestAggregateDenseDoubles(t *testing.T) {
 		assert.Equal(t, hi, r.Columns[4].Double(k))
 	}
 }
+
+// TestAggregateFromStatistics: count, min and max over everything are
+// answered from the files' statistics where no memtable row of the file's
+// devices overlaps them, read elsewhere, and equal the scan's either way;
+// NaN (no min/max in the statistics), a property added after a file, and a
+// pending delete all fall back to reading.
+func TestAggregateFromStatistics(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true, DirectWriteBytes: -1})
+	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE G; CREATE PROPERTY G.k INT64; CREATE PROPERTY G.x DOUBLE"))
+	rng := rand.New(rand.NewPCG(6, 6))
+	insert := func(dev string, from int64, n int, nan bool) {
+		times, ks, xs, kv := seq64(from, int64(n)), make([]int64, n), make([]float64, n), make([]bool, n)
+		for i := range n {
+			ks[i], kv[i], xs[i] = rng.Int64N(1000)-500, rng.IntN(4) != 0, rng.NormFloat64()
+		}
+		if nan {
+			xs[n/2] = math.NaN()
+		}
+		require.NoError(t, db.Insert("G", dev, &tablet.Tablet{Times: times, Columns: []tablet.Column{
+			tablet.Int64s("k", ks, kv), tablet.Doubles("x", xs, nil)}}))
+	}
+	aggs := []Agg{{"k", "count"}, {"k", "min"}, {"k", "max"}, {"x", "count"}, {"x", "min"}, {"x", "max"}}
+	check := func(what string, wantStats bool) {
+		t.Helper()
+		before := statsFilesAnswered.Load()
+		b, _, err := db.Aggregate(context.Background(), AggregateRequest{Type: "G", Aggs: aggs})
+		require.NoError(t, err, what)
+		assert.Equal(t, wantStats, statsFilesAnswered.Load() > before, "%s: statistics used", what)
+		all := rowsOf(t, db, "G")
+		for j, a := range aggs {
+			values := map[int64]any{}
+			i := int64(0)
+			for _, rows := range all {
+				for _, row := range rows {
+					values[i] = row[a.Property]
+					i++
+				}
+			}
+			col := &b[0].Rows.Columns[j]
+			if a.Property == "x" && a.Func != "count" { // NaN is the greatest: min skips it, max is it
+				lo, hi, nan := math.Inf(1), math.Inf(-1), false
+				for _, v := range values {
+					f := v.(float64)
+					nan = nan || math.IsNaN(f)
+					if !math.IsNaN(f) {
+						lo, hi = min(lo, f), max(hi, f)
+					}
+				}
+				if a.Func == "min" {
+					assert.Equal(t, lo, col.Double(0), "%s: x_min", what)
+				} else if nan {
+					assert.True(t, math.IsNaN(col.Double(0)), "%s: x_max is NaN", what)
+				} else {
+					assert.Equal(t, hi, col.Double(0), "%s: x_max", what)
+				}
+				continue
+			}
+			assert.Equal(t, refAggregate(a.Func, values), col.Value(0), "%s: %s", what, AggColumnName(a))
+		}
+	}
+	for d := range 4 { // a file each
+		insert(fmt.Sprintf("d%d", d), 0, 500, false)
+		require.NoError(t, db.Flush())
+	}
+	check("flushed only", true)
+	insert("d1", 100, 50, false) // overlaps d1's rows in the file: that file is read
+	insert("d9", 0, 50, false)   // a device the file lacks: no overlap
+	check("with overlapping memtable rows", true)
+	require.NoError(t, db.Flush())
+	insert("d2", 10_000, 10, true) // after the files' spans: NaN in memory is read
+	check("NaN in memory", true)
+	require.NoError(t, db.Flush()) // the file with the NaN has no x min/max: read
+	check("NaN flushed", true)
+	from := int64(0)
+	to := int64(5)
+	require.NoError(t, db.Delete(DeleteRequest{Type: "G", Devices: []string{"d3"}, Start: &from, End: &to}))
+	check("a pending delete", false)
+}

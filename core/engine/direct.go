@@ -572,7 +572,7 @@ func (db *DB) replayAttach(a attachment, cat *schema.Catalog, lsn wal.LSN) error
 			}
 			return fmt.Errorf("direct write into %q: %w", ty.Name, err)
 		}
-		files[i] = &dataFile{File: f, name: af.Path, size: af.Size}
+		files[i] = &dataFile{File: f, name: af.Path, size: af.Size, stats: af.Stats}
 		files[i].refs.Store(1)
 	}
 	if err := db.attach(ty, slices.Clone(a.files), files, lsn); err != nil {

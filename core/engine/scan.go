@@ -39,6 +39,11 @@ type ScanRequest struct {
 	// Where, if set, keeps only the rows it accepts (see Where); the
 	// properties it names need not be among Properties.
 	Where *Where
+	// takeFiles, if set, is given the files and memtables the scan is
+	// about to read (all held for the scan's life) and returns the files
+	// the caller answers for itself: the scan skips them. Aggregate's
+	// statistics.
+	takeFiles func(files []*dataFile, mems []*memtable.Memtable) []bool
 	// Buffers, with ReuseBatches, supplies the memory that flushed rows
 	// are decoded into (segment.Scanner.Buffers): the C ABI decodes into
 	// blocks its result batches then point to, so that those rows too
@@ -195,6 +200,19 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	}
 	r.mems = mems
 	db.stateMu.Unlock()
+	if req.takeFiles != nil && len(r.files) > 0 {
+		if taken := req.takeFiles(r.files, mems); taken != nil {
+			kept := make([]*dataFile, 0, len(r.files))
+			for i, f := range r.files {
+				if taken[i] {
+					f.unref()
+				} else {
+					kept = append(kept, f)
+				}
+			}
+			r.files, r.scanners = kept, make([]*segment.Scanner, len(kept))
+		}
+	}
 
 	if r.start >= r.end {
 		return r, nil

@@ -60,9 +60,11 @@ type table struct {
 // and one per scan reading it. The last unref closes it.
 type dataFile struct {
 	*segment.File
-	name string
-	size int64
-	refs atomic.Int32
+	name   string
+	size   int64
+	stats  string    // its add action's Delta statistics ("" when unknown)
+	parsed fileStats // stats, parsed when first needed (statsOf)
+	refs   atomic.Int32
 }
 
 func (f *dataFile) unref() {
@@ -119,7 +121,7 @@ func (db *DB) openTable(id schema.TypeID) (*table, error) {
 		if err != nil {
 			return err
 		}
-		t.files[i] = &dataFile{File: f, name: a.Path, size: a.Size}
+		t.files[i] = &dataFile{File: f, name: a.Path, size: a.Size, stats: a.Stats}
 		t.files[i].refs.Store(1)
 		return nil
 	})
@@ -865,7 +867,7 @@ func (db *DB) finishFile(w *segment.Writer, path string) (*newFile, error) {
 		_ = os.Remove(path)
 		return nil, fmt.Errorf("flush: reopen the file just written: %w", err)
 	}
-	df := &dataFile{File: f, name: info.Name, size: info.Size}
+	df := &dataFile{File: f, name: info.Name, size: info.Size, stats: info.Stats}
 	df.refs.Store(1)
 	db.counters.flushedRows.Add(uint64(info.Rows))
 	db.counters.flushedBytes.Add(uint64(info.Size))

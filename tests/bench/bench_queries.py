@@ -71,7 +71,10 @@ def main() -> None:
             ("count, sum, min, max of x0, all rows",
              lambda: db.aggregate("T", {"x0": ["count", "sum", "min", "max"]}).to_arrow(),
              lambda: con.sql("SELECT count(x0), sum(x0), min(x0), max(x0) FROM T").to_arrow_table()),
-            ("the same over 10 % of the time range",
+            ("count, min, max of x0, all rows",
+             lambda: db.aggregate("T", {"x0": ["count", "min", "max"]}).to_arrow(),
+             lambda: con.sql("SELECT count(x0), min(x0), max(x0) FROM T").to_arrow_table()),
+            ("count, sum, min, max of x0 over 10 % of the time range",
              lambda: db.aggregate("T", {"x0": ["count", "sum", "min", "max"]}, start=lo10, end=hi10).to_arrow(),
              lambda: con.sql(f"SELECT count(x0), sum(x0), min(x0), max(x0) FROM T WHERE time >= {lo10} AND time < {hi10}")
              .to_arrow_table()),

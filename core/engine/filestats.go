@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"encoding/json"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/arcadego/arcadego/core/memtable"
+	"github.com/arcadego/arcadego/core/schema"
+)
+
+// fileStats is a file's Delta statistics, parsed once when first asked
+// for: rows, and per column (by name) min, max and null count where the
+// writer recorded them (see segment's statsJSON: the first 30 properties;
+// no min or max for a float column holding a NaN or an infinity).
+type fileStats struct {
+	once  sync.Once
+	ok    bool
+	rows  int64
+	min   map[string]json.RawMessage
+	max   map[string]json.RawMessage
+	nulls map[string]int64
+}
+
+func (f *dataFile) statsOf() *fileStats {
+	s := &f.parsed
+	s.once.Do(func() {
+		var raw struct {
+			NumRecords *int64                     `json:"numRecords"`
+			MinValues  map[string]json.RawMessage `json:"minValues"`
+			MaxValues  map[string]json.RawMessage `json:"maxValues"`
+			NullCount  map[string]int64           `json:"nullCount"`
+		}
+		if f.stats == "" || json.Unmarshal([]byte(f.stats), &raw) != nil || raw.NumRecords == nil || *raw.NumRecords != f.Rows() {
+			return
+		}
+		s.ok, s.rows, s.min, s.max, s.nulls = true, *raw.NumRecords, raw.MinValues, raw.MaxValues, raw.NullCount
+	})
+	return s
+}
+
+// statsCell parses a numeric min or max of a column of type t.
+func statsCell(t schema.PropertyType, v json.RawMessage) (cell, bool) {
+	switch t {
+	case schema.Int32, schema.Int64:
+		i, err := strconv.ParseInt(string(v), 10, 64)
+		return cell{i: i}, err == nil
+	case schema.Float, schema.Double:
+		f, err := strconv.ParseFloat(string(v), 64)
+		return cell{f: f}, err == nil
+	}
+	return cell{}, false
+}
+
+// fromStats answers the request's aggregates (count, min and max of
+// numbers, over all rows of all devices) for the files it can from their
+// statistics, and returns which: a file qualifies when its statistics
+// cover every aggregate and no memtable row of a device it holds falls in
+// that device's time span in the file (a newer row there could replace
+// one of the file's), and no delete waits in a memtable. The scan reads
+// the others.
+func (g *grouper) fromStats(ty *schema.Type, files []*dataFile, mems []*memtable.Memtable) []bool {
+	for _, m := range mems {
+		if len(m.Deletes(ty.ID)) > 0 {
+			return nil
+		}
+	}
+	// The memtables' devices and time spans, once for all files.
+	type span struct{ lo, hi int64 }
+	var spans map[string][]span
+	for _, m := range mems {
+		for _, d := range m.Devices(ty.ID) {
+			c, ok := m.Lookup(ty.ID, d)
+			if !ok {
+				continue
+			}
+			if lo, hi, ok := c.Snapshot().TimeBounds(); ok {
+				if spans == nil {
+					spans = map[string][]span{}
+				}
+				spans[d] = append(spans[d], span{lo, hi})
+			}
+		}
+	}
+	taken := make([]bool, len(files))
+	for i, f := range files {
+		st := f.statsOf()
+		if !st.ok || f.Rows() == 0 {
+			continue
+		}
+		overlap := false
+		for d, ss := range spans {
+			for _, s := range ss {
+				if f.has(d, s.lo, s.hi) {
+					overlap = true
+				}
+			}
+		}
+		if overlap {
+			continue
+		}
+		names := map[schema.PropertyID]string{}
+		for _, c := range f.Layout().Columns {
+			names[c.ID] = c.Name
+		}
+		type fold struct {
+			nonNull int64
+			v       cell
+		}
+		folds := make([]fold, len(g.specs))
+		ok := true
+		for k := range g.specs {
+			s := &g.specs[k]
+			name, in := names[s.id]
+			if !in { // the file predates the property: all null
+				continue
+			}
+			nulls, has := st.nulls[name]
+			if !has {
+				ok = false
+				break
+			}
+			folds[k].nonNull = st.rows - nulls
+			if s.fn == "count" || folds[k].nonNull == 0 {
+				continue
+			}
+			raw := st.min[name]
+			if s.fn == "max" {
+				raw = st.max[name]
+			}
+			v, parsed := statsCell(s.typ, raw)
+			if raw == nil || !parsed {
+				ok = false
+				break
+			}
+			folds[k].v = v
+		}
+		if !ok {
+			continue
+		}
+		_, _, first, _ := f.Bounds()
+		gr := g.groupFor(groupKey{}, first)
+		for k := range g.specs {
+			a, s, fd := &gr.accs[k], &g.specs[k], folds[k]
+			if fd.nonNull == 0 {
+				continue
+			}
+			switch {
+			case s.fn == "min" && (a.n == 0 || less(s.typ, fd.v, a.v)),
+				s.fn == "max" && (a.n == 0 || less(s.typ, a.v, fd.v)):
+				a.v = fd.v
+			}
+			a.n += fd.nonNull
+		}
+		taken[i] = true
+		statsFilesAnswered.Add(1)
+	}
+	return taken
+}
+
+// statsFilesAnswered counts the files aggregates answered from statistics
+// (for tests: whether the path is taken at all).
+var statsFilesAnswered atomic.Int64
