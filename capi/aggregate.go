@@ -15,6 +15,27 @@ import (
 	"github.com/arcadego/arcadego/internal/cdata"
 )
 
+// streamCall is the start of a call that returns a result stream: out
+// cleared (released, should the call fail), the database, and the request
+// decoded into req, whose "type" (typ) is required.
+func streamCall(what string, db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStream, req any, typ **string) (*dbHandle, error) {
+	if out == nil {
+		return nil, fmt.Errorf("%s: out is NULL: %w", what, errInvalid)
+	}
+	C.memset(unsafe.Pointer(out), 0, C.sizeof_struct_ArrowArrayStream)
+	d, err := lookupDB(uintptr(db))
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeCJSON(what+" request", requestJSON, req); err != nil {
+		return nil, err
+	}
+	if *typ == nil {
+		return nil, fmt.Errorf("%s request: \"type\" is required: %w", what, errInvalid)
+	}
+	return d, nil
+}
+
 // aggregateRequest is the request_json of arcadego_aggregate.
 type aggregateRequest struct {
 	Type       *string         `json:"type"`
@@ -33,20 +54,10 @@ type aggregateRequest struct {
 //export ag_go_aggregate
 func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStream, cerr **C.char) C.int {
 	return call(cerr, func() error {
-		if out == nil {
-			return fmt.Errorf("aggregate: out is NULL: %w", errInvalid)
-		}
-		C.memset(unsafe.Pointer(out), 0, C.sizeof_struct_ArrowArrayStream)
-		d, err := lookupDB(uintptr(db))
+		var r aggregateRequest
+		d, err := streamCall("aggregate", db, requestJSON, out, &r, &r.Type)
 		if err != nil {
 			return err
-		}
-		var r aggregateRequest
-		if err := decodeCJSON("aggregate request", requestJSON, &r); err != nil {
-			return err
-		}
-		if r.Type == nil {
-			return fmt.Errorf("aggregate request: \"type\" is required: %w", errInvalid)
 		}
 		req := engine.AggregateRequest{Type: *r.Type, Devices: r.Devices, DevicePrefix: r.Prefix, Start: r.Start, End: r.End,
 			ByDevice: r.ByDevice, Every: r.Every, Origin: r.Origin, Fill: r.Fill}
@@ -89,20 +100,10 @@ type lastRequest struct {
 //export ag_go_last
 func ag_go_last(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStream, cerr **C.char) C.int {
 	return call(cerr, func() error {
-		if out == nil {
-			return fmt.Errorf("last: out is NULL: %w", errInvalid)
-		}
-		C.memset(unsafe.Pointer(out), 0, C.sizeof_struct_ArrowArrayStream)
-		d, err := lookupDB(uintptr(db))
+		var r lastRequest
+		d, err := streamCall("last", db, requestJSON, out, &r, &r.Type)
 		if err != nil {
 			return err
-		}
-		var r lastRequest
-		if err := decodeCJSON("last request", requestJSON, &r); err != nil {
-			return err
-		}
-		if r.Type == nil {
-			return fmt.Errorf("last request: \"type\" is required: %w", errInvalid)
 		}
 		batches, ty, props, err := d.db.Last(d.context(), engine.LastRequest{Type: *r.Type, Properties: r.Properties,
 			Devices: r.Devices, DevicePrefix: r.Prefix})

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -424,7 +425,7 @@ func (g *grouper) result() ([]Batch, error) {
 		if c := strings.Compare(a.key.device, b.key.device); c != 0 {
 			return c
 		}
-		return cmpInt(a.key.bucket, b.key.bucket)
+		return cmp.Compare(a.key.bucket, b.key.bucket)
 	})
 	var out []Batch
 	for lo := 0; lo < len(g.groups); {
@@ -475,16 +476,6 @@ func (g *grouper) filled(groups []*group) ([]*group, error) {
 		out = append(out, &group{key: groupKey{groups[0].key.device, b}})
 	}
 	return out, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // tablet returns the result rows of groups (a group without accs is an

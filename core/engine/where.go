@@ -199,13 +199,14 @@ func cellOfValue(p *schema.Property, v any) (cell, error) {
 			return bad()
 		}
 	}
+	if x, ok := v.(int); ok {
+		v = int64(x)
+	}
 	switch p.Type {
 	case schema.Int32, schema.Int64, schema.Timestamp, schema.Date:
 		switch x := v.(type) {
 		case int64:
 			return cell{i: x}, nil
-		case int:
-			return cell{i: int64(x)}, nil
 		case float64:
 			if x == math.Trunc(x) && math.Abs(x) < 1<<63 {
 				return cell{i: int64(x)}, nil
@@ -216,8 +217,6 @@ func cellOfValue(p *schema.Property, v any) (cell, error) {
 		case float64:
 			return cell{f: x}, nil
 		case int64:
-			return cell{f: float64(x)}, nil
-		case int:
 			return cell{f: float64(x)}, nil
 		}
 	case schema.String, schema.Binary:

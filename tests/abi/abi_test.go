@@ -794,15 +794,7 @@ func TestAggregate(t *testing.T) {
 			timeCol(1, 2, 3, 4, 5), int64Col("k", []int64{1, 2, 3, 4, 5}, []bool{true, true, false, true, true})))
 		requireOK(t, code, msg, "insert")
 	}
-	run := func(request string) *result {
-		stream := libc.calloc(1, unsafe.Sizeof(cStream{}))
-		defer libc.free(stream)
-		code, msg := callErr(t, func(e *uintptr) int32 { return lib.aggregate(db, cstr(request), stream, e) })
-		require.Equal(t, codeOK, code, "aggregate %s: %s", request, msg)
-		r, err := readStream(stream)
-		require.NoError(t, err)
-		return r
-	}
+	run := func(request string) *result { return streamResult(t, lib.aggregate, db, request) }
 	r := run(`{"type": "A", "aggregates": [["k", "sum"], ["k", "count"], ["k", "max"]]}`)
 	assert.Equal(t, []string{"time", "k_sum", "k_count", "k_max"}, r.names)
 	assert.Equal(t, [][]any{{int64(1), int64(24), int64(8), int64(5)}}, r.rows)
@@ -815,12 +807,7 @@ func TestAggregate(t *testing.T) {
 	assert.Equal(t, [][]any{{int64(1), int64(2)}}, r.rows, "k < 2 or k is null: rows 1 and 3 of each device; count skips the null")
 
 	// The latest values, through arcadego_last.
-	stream := libc.calloc(1, unsafe.Sizeof(cStream{}))
-	defer libc.free(stream)
-	code, msg := callErr(t, func(e *uintptr) int32 { return lib.last(db, cstr(`{"type": "A", "properties": ["k"]}`), stream, e) })
-	require.Equal(t, codeOK, code, msg)
-	last, err := readStream(stream)
-	require.NoError(t, err)
+	last := streamResult(t, lib.last, db, `{"type": "A", "properties": ["k"]}`)
 	assert.Equal(t, []string{"device", "time", "k", "k_time"}, last.names)
 	assert.Equal(t, [][]any{{"a", int64(5), int64(5), int64(5)}, {"b", int64(5), int64(5), int64(5)}}, last.rows)
 

@@ -341,10 +341,17 @@ func (r *result) column(name string) []any {
 // scanResult runs arcadego_scan and reads the whole stream.
 func scanResult(t testing.TB, db uintptr, request string) *result {
 	t.Helper()
+	return streamResult(t, lib.scan, db, request)
+}
+
+// streamResult calls fn (arcadego_scan, _aggregate or _last) with request
+// and reads its stream whole.
+func streamResult(t testing.TB, fn func(db uintptr, request *byte, out uintptr, err *uintptr) int32, db uintptr, request string) *result {
+	t.Helper()
 	stream := libc.calloc(1, unsafe.Sizeof(cStream{}))
 	defer libc.free(stream)
-	code, msg := callErr(t, func(e *uintptr) int32 { return lib.scan(db, cstr(request), stream, e) })
-	require.Equal(t, codeOK, code, "scan %s: %s", request, msg)
+	code, msg := callErr(t, func(e *uintptr) int32 { return fn(db, cstr(request), stream, e) })
+	require.Equal(t, codeOK, code, "%s: %s", request, msg)
 	r, err := readStream(stream)
 	require.NoError(t, err)
 	return r
