@@ -17,11 +17,11 @@ def test_views_see_new_rows_and_group_by_device(mem_db: arcadego.Database) -> No
     mem_db.insert("Other", {"time": [1], "k": [1]}, device="z")
     con = duckdb.connect()
     assert sorted(ad.attach(con, mem_db)) == ["Other", "Sensor"]
-    assert con.sql("select count(*) from Sensor").fetchone() == (2,)
+    assert con.sql("select count(*) from Sensor").fetchall() == [(2,)]
     mem_db.insert("Sensor", {"time": [3], "temperature": [30.0]}, device="b")
     rows = con.sql("select device, avg(temperature) from Sensor group by all order by 1").fetchall()
     assert rows == [("a", 21.0), ("b", 30.0)]
     assert ad.attach(con, mem_db, ["Sensor"], prefix="ag_") == ["ag_Sensor"]
-    assert con.sql("select max(temperature) from ag_Sensor").fetchone() == (30.0,)
+    assert con.sql("select max(temperature) from ag_Sensor").fetchall() == [(30.0,)]
     with pytest.raises(arcadego.NotFoundError):
         ad.attach(con, mem_db, ["Nope"])
