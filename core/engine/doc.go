@@ -1,6 +1,10 @@
 // Package engine owns the database: it ties the catalog (core/schema), the
 // write-ahead log (core/wal) and the aligned memtable (core/memtable)
-// together into transactions, recovery and scans.
+// together into transactions, recovery and scans, and answers the queries
+// built on scans: aggregates (aggregate.go, from the files' statistics
+// where they suffice: filestats.go), value filters (where.go) and latest
+// values (last.go). It must not import Arrow or cgo: the C ABI (capi) and
+// the Arrow bridge convert at the boundary.
 //
 // A database directory holds:
 //
