@@ -66,44 +66,14 @@ func (g *grouper) fromStats(ty *schema.Type, files []*dataFile, mems []*memtable
 			return nil
 		}
 	}
-	// The memtables' devices and time spans, once for all files.
-	type span struct{ lo, hi int64 }
-	var spans map[string][]span
-	for _, m := range mems {
-		for _, d := range m.Devices(ty.ID) {
-			c, ok := m.Lookup(ty.ID, d)
-			if !ok {
-				continue
-			}
-			if lo, hi, ok := c.Snapshot().TimeBounds(); ok {
-				if spans == nil {
-					spans = map[string][]span{}
-				}
-				spans[d] = append(spans[d], span{lo, hi})
-			}
-		}
-	}
+	spans := memSpansOf(ty, mems)
 	taken := make([]bool, len(files))
 	for i, f := range files {
 		st := f.statsOf()
-		if !st.ok || f.Rows() == 0 {
+		if !st.ok || f.Rows() == 0 || spans.overlap(f) {
 			continue
 		}
-		overlap := false
-		for d, ss := range spans {
-			for _, s := range ss {
-				if f.has(d, s.lo, s.hi) {
-					overlap = true
-				}
-			}
-		}
-		if overlap {
-			continue
-		}
-		names := map[schema.PropertyID]string{}
-		for _, c := range f.Layout().Columns {
-			names[c.ID] = c.Name
-		}
+		names := fileColumnNames(f)
 		type fold struct {
 			nonNull int64
 			v       cell
@@ -157,6 +127,49 @@ func (g *grouper) fromStats(ty *schema.Type, files []*dataFile, mems []*memtable
 		statsFilesAnswered.Add(1)
 	}
 	return taken
+}
+
+// memSpans is the time spans of the memtables' devices of one type.
+type memSpans map[string][][2]int64
+
+func memSpansOf(ty *schema.Type, mems []*memtable.Memtable) memSpans {
+	spans := memSpans{}
+	for _, m := range mems {
+		for _, d := range m.Devices(ty.ID) {
+			c, ok := m.Lookup(ty.ID, d)
+			if !ok {
+				continue
+			}
+			if lo, hi, ok := c.Snapshot().TimeBounds(); ok {
+				spans[d] = append(spans[d], [2]int64{lo, hi})
+			}
+		}
+	}
+	return spans
+}
+
+// overlap reports whether a memtable row of one of f's devices may fall
+// in that device's time span in f: a newer row there could replace or
+// complete one of f's, so f's statistics do not describe what a scan
+// returns of it.
+func (s memSpans) overlap(f *dataFile) bool {
+	for d, ss := range s {
+		for _, sp := range ss {
+			if f.has(d, sp[0], sp[1]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fileColumnNames maps property ids to f's column names (its statistics' keys).
+func fileColumnNames(f *dataFile) map[schema.PropertyID]string {
+	names := map[schema.PropertyID]string{}
+	for _, c := range f.Layout().Columns {
+		names[c.ID] = c.Name
+	}
+	return names
 }
 
 // statsFilesAnswered counts the files aggregates answered from statistics

@@ -213,6 +213,9 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			r.files, r.scanners = kept, make([]*segment.Scanner, len(kept))
 		}
 	}
+	if r.where != nil && len(r.files) > 0 {
+		r.pruneFiles(ty, mems)
+	}
 
 	if r.start >= r.end {
 		return r, nil
@@ -398,6 +401,29 @@ func (r *Rows) releaseScanners() {
 			s.Release()
 		}
 	}
+}
+
+// pruneFiles drops the files whose statistics rule out every row the
+// scan's Where accepts, unless a memtable row could complete one of their
+// rows (see memSpans.overlap), whose spans are worked out only if a file
+// qualifies.
+func (r *Rows) pruneFiles(ty *schema.Type, mems []*memtable.Memtable) {
+	var spans memSpans
+	kept := make([]*dataFile, 0, len(r.files))
+	for _, f := range r.files {
+		if st := f.statsOf(); st.ok && !r.where.mayMatch(st, fileColumnNames(f)) {
+			if spans == nil {
+				spans = memSpansOf(ty, mems)
+			}
+			if !spans.overlap(f) {
+				f.unref()
+				prunedFiles.Add(1)
+				continue
+			}
+		}
+		kept = append(kept, f)
+	}
+	r.files, r.scanners = kept, make([]*segment.Scanner, len(kept))
 }
 
 // filtered returns the rows of b that the scan's Where keeps, with the

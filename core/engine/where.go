@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
@@ -112,6 +113,7 @@ type filter struct {
 }
 
 type compiledCond struct {
+	id   schema.PropertyID
 	col  int
 	typ  schema.PropertyType
 	op   string
@@ -135,7 +137,7 @@ func compileWhere(w *Where, ty *schema.Type, colOf func(p *schema.Property) int)
 		if !slices.Contains(whereOps, c.Op) {
 			return nil, fmt.Errorf("where: unknown op %q on %q (=, !=, <, <=, >, >=, in, is null, is not null): %w", c.Op, c.Property, errs.ErrInvalidArgument)
 		}
-		cc := &compiledCond{col: colOf(p), typ: p.Type, op: c.Op, name: c.Property}
+		cc := &compiledCond{id: p.ID, col: colOf(p), typ: p.Type, op: c.Op, name: c.Property}
 		switch c.Op {
 		case "is null", "is not null":
 			if c.Value != nil {
@@ -320,3 +322,74 @@ func lessNum(t schema.PropertyType, a, b cell) bool {
 	}
 	return less(t, a, b)
 }
+
+// mayMatch reports whether a file whose statistics are st, and whose
+// columns are names, may hold a row f accepts: false only when its
+// statistics rule every row out (a comparison of numbers outside the
+// file's min and max, a null test the null count answers, a property the
+// file does not have). The caller makes sure no newer row in memory can
+// complete one of the file's.
+func (f *filter) mayMatch(st *fileStats, names map[schema.PropertyID]string) bool {
+	switch {
+	case f.and != nil:
+		for _, g := range f.and {
+			if !g.mayMatch(st, names) {
+				return false
+			}
+		}
+		return true
+	case f.or != nil:
+		for _, g := range f.or {
+			if g.mayMatch(st, names) {
+				return true
+			}
+		}
+		return false
+	}
+	c := f.cond
+	name, in := names[c.id]
+	if !in { // the file predates the property: every value is null
+		return c.op == "is null"
+	}
+	nulls, known := st.nulls[name]
+	if !known {
+		return true
+	}
+	switch c.op {
+	case "is null":
+		return nulls > 0
+	case "is not null":
+		return st.rows > nulls
+	}
+	if st.rows == nulls {
+		return false // comparisons with nulls are false
+	}
+	if !numeric(c.typ) || st.min[name] == nil || st.max[name] == nil {
+		return true
+	}
+	lo, ok1 := statsCell(c.typ, st.min[name])
+	hi, ok2 := statsCell(c.typ, st.max[name])
+	if !ok1 || !ok2 {
+		return true
+	}
+	within := func(v cell) bool { return !lessNum(c.typ, v, lo) && !lessNum(c.typ, hi, v) }
+	switch c.op {
+	case "=":
+		return within(c.v)
+	case "in":
+		return slices.ContainsFunc(c.in, within)
+	case "<":
+		return lessNum(c.typ, lo, c.v)
+	case "<=":
+		return !lessNum(c.typ, c.v, lo)
+	case ">":
+		return lessNum(c.typ, c.v, hi)
+	case ">=":
+		return !lessNum(c.typ, hi, c.v)
+	}
+	return true // !=
+}
+
+// prunedFiles counts the files filtered scans skipped by their statistics
+// (for tests: whether pruning happens at all).
+var prunedFiles atomic.Int64

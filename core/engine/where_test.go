@@ -217,3 +217,63 @@ func TestWhereRefusesBadFilters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, json.Number("9007199254740993"), w.Cond.Value, "an int64 stays exact (not a float64)")
 }
+
+// TestWherePrunesFilesByStatistics: files whose statistics rule a filter
+// out are not read, unless a newer row in memory could complete one of
+// theirs; the rows are those of the model either way.
+func TestWherePrunesFilesByStatistics(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true, DirectWriteBytes: -1})
+	put := func(dev string, from int64, xs []float64, ys []int64) {
+		require.NoError(t, db.Insert("P", dev, &tablet.Tablet{Times: seq64(from, int64(len(xs))), Columns: []tablet.Column{
+			tablet.Doubles("x", xs, nil), tablet.Int64s("y", ys, nil)}}))
+	}
+	put("a", 0, []float64{1, 2, 3}, []int64{1, 1, 1})
+	require.NoError(t, db.Flush()) // file 1: x in [1, 3]
+	put("b", 0, []float64{10, 11, 12}, []int64{2, 2, 2})
+	require.NoError(t, db.Flush()) // file 2: x in [10, 12]
+	scan := func(w Where) map[string][]int64 {
+		t.Helper()
+		rows, err := db.Scan(context.Background(), ScanRequest{Type: "P", Where: &w})
+		require.NoError(t, err)
+		defer rows.Close()
+		out := map[string][]int64{}
+		for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+			out[b.Device] = append(out[b.Device], b.Rows.Times...)
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	gt := Where{Cond: &Cond{Property: "x", Op: ">", Value: 5.0}}
+	before := prunedFiles.Load()
+	assert.Equal(t, map[string][]int64{"b": {0, 1, 2}}, scan(gt))
+	assert.Equal(t, before+1, prunedFiles.Load(), "file 1 is not read")
+	before = prunedFiles.Load()
+	assert.Equal(t, map[string][]int64{"a": {1}}, scan(Where{Cond: &Cond{Property: "x", Op: "=", Value: 2.0}}))
+	assert.Equal(t, before+1, prunedFiles.Load(), "file 2 is not read")
+	before = prunedFiles.Load()
+	assert.Equal(t, map[string][]int64{}, scan(Where{Cond: &Cond{Property: "x", Op: "is null"}}))
+	assert.Equal(t, before+2, prunedFiles.Load(), "no nulls anywhere")
+
+	// A newer row of device a inside file 1's span, with x but no y: the
+	// merged row takes x from memory and y from the file, so file 1 must
+	// be read although its statistics rule x > 5 out.
+	require.NoError(t, db.Insert("P", "a", &tablet.Tablet{Times: []int64{1}, Columns: []tablet.Column{tablet.Doubles("x", []float64{50}, nil)}}))
+	before = prunedFiles.Load()
+	rows, err := db.Scan(context.Background(), ScanRequest{Type: "P", Where: &gt, Properties: []string{"y"}})
+	require.NoError(t, err)
+	var got []any
+	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+		for i := range b.Rows.Rows() {
+			got = append(got, b.Device, b.Rows.Times[i], b.Rows.Columns[0].Value(i))
+		}
+	}
+	rows.Close()
+	assert.Equal(t, []any{"a", int64(1), int64(1), "b", int64(0), int64(2), "b", int64(1), int64(2), "b", int64(2), int64(2)}, got)
+	assert.Equal(t, before, prunedFiles.Load(), "file 1 overlaps the memtable: read")
+
+	// A property created after the files: they hold none of it.
+	require.NoError(t, db.Exec("CREATE PROPERTY P.z INT64"))
+	before = prunedFiles.Load()
+	assert.Equal(t, map[string][]int64{}, scan(Where{Cond: &Cond{Property: "z", Op: ">", Value: int64(0)}}))
+	assert.Equal(t, before+1, prunedFiles.Load(), "file 2 has no z (file 1 overlaps the memtable)")
+}
