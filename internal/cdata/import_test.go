@@ -16,6 +16,7 @@ import (
 	"github.com/arcadego/arcadego/arrowbridge"
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/internal/cdata/cdatatest"
 )
 
 // typeCase is one Arrow type a column may have: its values as JSON list
@@ -232,92 +233,15 @@ type directCase struct {
 }
 
 func directCases() []directCase {
-	valid := []bool{true, false, true, true}
-	unknownNulls := func(c col) col {
-		c.nulls = -1
-		return c
+	var out []directCase
+	for _, c := range cdatatest.DirectCases() {
+		dc := directCase{name: c.Name, length: c.Length, offset: c.Offset}
+		for _, k := range c.Cols {
+			dc.cols = append(dc.cols, specCol(k))
+		}
+		out = append(out, dc)
 	}
-	bits := func(c col, b byte) col { // a validity bitmap, null count 0
-		c.bufs[0] = []byte{b}
-		return c
-	}
-	return []directCase{
-		{name: "every type with nulls", length: 4, cols: []col{
-			timeCol(1, 2, 3, 4),
-			boolCol("b", []bool{true, true, false, true}, valid),
-			fixedCol("i", "i", []int32{-1, 0, 1 << 30, 5}, valid),
-			int64Col("l", []int64{-1 << 62, 0, 7, 8}, valid),
-			fixedCol("f", "f", []float32{1.5, 0, -2.25, 3}, valid),
-			fixedCol("d", "g", []float64{3.25, 0, -1e300, 4}, valid),
-			stringCol("s", []string{"héllo", "x", "", "end"}, valid),
-			varCol("bin", "z", []string{"\x00\xff", "", "x", "yz"}, valid),
-			fixedCol("ts", "tsn:UTC", []int64{1_700_000_000_000_000_000, 0, -5, 6}, valid),
-			fixedCol("dt", "tdD", []int32{19000, 0, -3, 4}, valid),
-		}},
-		{name: "sliced columns at bit offsets", length: 3, cols: []col{
-			timeCol(1, 2, 3),
-			sliced(boolCol("b", []bool{false, true, false, true, true, false, true, false, true, true, false, true},
-				[]bool{true, true, true, true, true, true, true, true, true, false, true, true}), 9, 3),
-			sliced(int64Col("l", []int64{9, 9, 9, 9, 9, 1, 2, 3}, []bool{true, true, true, true, true, true, false, true}), 5, 3),
-			sliced(stringCol("s", []string{"a", "bc", "def", "", "gh"}, []bool{true, true, false, true, true}), 2, 3),
-			sliced(fixedCol("f", "f", []float32{1, 2, 3, 4}, nil), 1, 3),
-		}},
-		{name: "offset of the struct array", length: 2, offset: 1, cols: []col{
-			timeCol(0, 10, 20),
-			boolCol("b", []bool{true, false, true}, []bool{true, true, false}),
-			int64Col("l", []int64{1, 2, 3, 4}, []bool{false, true, true, true}), // longer than the batch
-			sliced(stringCol("s", []string{"skip", "p", "q", "r"}, nil), 1, 3),
-		}},
-		{name: "struct and column offsets at once", length: 2, offset: 2, cols: []col{
-			sliced(timeCol(0, 1, 2, 3, 4, 5), 1, 5),
-			sliced(boolCol("b", []bool{true, false, true, false, true, false, true, false, true, false}, nil), 3, 7),
-			sliced(stringCol("s", []string{"a", "b", "c", "d", "e", "f", "g"}, []bool{true, true, true, true, true, false, true}), 1, 6),
-		}},
-		{name: "nulls outside the rows of the batch", length: 2, offset: 1, cols: []col{
-			timeCol(0, 10, 20),
-			int64Col("l", []int64{1, 2, 3}, []bool{false, true, true}),
-			int64Col("time2", []int64{1, 2, 3, 4}, []bool{true, true, true, false}),
-		}},
-		{name: "unknown null counts", length: 4, cols: []col{
-			unknownNulls(timeCol(1, 2, 3, 4)),
-			unknownNulls(int64Col("l", []int64{1, 2, 3, 4}, valid)),
-			unknownNulls(int64Col("full", []int64{1, 2, 3, 4}, []bool{true, true, true, true})),
-			unknownNulls(stringCol("s", []string{"a", "b", "c", "d"}, valid)),
-		}},
-		{name: "bitmap ignored when the null count is 0", length: 4, cols: []col{
-			bits(timeCol(1, 2, 3, 4), 0),
-			bits(int64Col("l", []int64{1, 2, 3, 4}, nil), 0b0101),
-			bits(stringCol("s", []string{"a", "b", "c", "d"}, nil), 0b0110),
-		}},
-		{name: "time column with a null outside the batch", length: 2, cols: []col{
-			int64Col("time", []int64{1, 2, 3}, []bool{true, true, false}),
-			int64Col("l", []int64{1, 2}, nil),
-		}},
-		{name: "timestamp time column in seconds with a zone", length: 2, cols: []col{
-			fixedCol("time", "tss:Europe/Paris", []int64{1_700_000_000, 1_700_000_001}, nil),
-			fixedCol("ts", "tsn:", []int64{1, 2}, nil),
-		}},
-		{name: "zero rows with dangling buffers", length: 0, cols: []col{
-			{name: "time", format: "l", bufs: []any{uintptr(1), uintptr(8)}},
-			{name: "l", format: "l", bufs: []any{uintptr(0x40), uintptr(1)}},
-			{name: "s", format: "u", bufs: []any{uintptr(1), uintptr(4), uintptr(1)}},
-			{name: "z", format: "z", bufs: []any{uintptr(0), uintptr(0), uintptr(0)}},
-			{name: "b", format: "b", bufs: []any{uintptr(0), uintptr(1)}},
-		}},
-		{name: "zero rows of sliced columns with dangling buffers", length: 0, cols: []col{
-			{name: "time", format: "l", offset: 3, bufs: []any{uintptr(1), uintptr(8)}},
-			{name: "s", format: "u", offset: 5, bufs: []any{uintptr(1), uintptr(4), uintptr(1)}},
-		}},
-		{name: "empty strings with a dangling data buffer", length: 2, cols: []col{
-			timeCol(1, 2),
-			func() col {
-				c := stringCol("s", []string{"", ""}, nil)
-				c.bufs[0], c.bufs[2] = uintptr(1), uintptr(1)
-				return c
-			}(),
-		}},
-		{name: "only the time column", length: 2, cols: []col{timeCol(7, 8)}},
-	}
+	return out
 }
 
 // withArrowColumn returns cols and an int8 column, which the direct path
@@ -411,7 +335,7 @@ func TestDirectPlanIsNotReusedForAnotherSchema(t *testing.T) {
 		{"another name", []col{timeCol(1), stringCol("j", []string{"x"}, nil)}, "", "STRING", "", true},
 		{"j as int32", []col{timeCol(1), fixedCol("j", "i", []int32{1}, nil)}, "", "INT32", "", true},
 		{"j as int32 indices of a dictionary", []col{timeCol(1), {name: "j", format: "i", length: 1,
-			bufs: []any{[]byte(nil), le(int32(1))}, dict: ptr(stringCol("", []string{"p", "q"}, nil))}}, "", "STRING", "", false},
+			bufs: []any{[]byte(nil), cdatatest.LE(int32(1))}, dict: ptr(stringCol("", []string{"p", "q"}, nil))}}, "", "STRING", "", false},
 		{"time column in milliseconds", []col{fixedCol("time", "tsm:", []int64{1}, nil), stringCol("j", []string{"x"}, nil)}, "", "STRING", "ms", true},
 		{"time column in seconds", []col{fixedCol("time", "tss:", []int64{1}, nil), stringCol("j", []string{"x"}, nil)}, "", "STRING", "s", true},
 		{"another time column option", []col{fixedCol("time", "tsn:", []int64{1}, nil), int64Col("j", []int64{1}, nil)}, "j", "TIMESTAMP", "", true},
@@ -449,19 +373,19 @@ func TestOtherLayouts(t *testing.T) {
 		views := make([]byte, 16*4)
 		put := func(i int, length, buf, off int32, inline string) {
 			w := views[16*i:]
-			copy(w[4:], le(length))
+			copy(w[4:], cdatatest.LE(length))
 			copy(w[4:], inline)
 			if length > 12 {
-				copy(w[8:], le(buf, off))
+				copy(w[8:], cdatatest.LE(buf, off))
 			}
-			copy(w, le(length))
+			copy(w, cdatatest.LE(length))
 		}
 		put(0, 13, 1, 0, "zzzz") // not in the batch: row 0 is skipped
 		put(1, 14, 1, 2, "0123")
 		put(2, 0, 0, 0, "")
 		put(3, 13, 0, 0, "abcd")
 		c := col{name: "v", format: "vz", length: 3, offset: 1, nulls: 1, bufs: []any{
-			[]byte{0b0011}, views, []byte("abcdefghijklm"), []byte("xx0123456789abcd"), le(int64(13), int64(16))}}
+			[]byte{0b0011}, views, []byte("abcdefghijklm"), []byte("xx0123456789abcd"), cdatatest.LE(int64(13), int64(16))}}
 		got, _ := mustLoad(t, newBatch(t, 3, timeCol(1, 2, 3), c), "")
 		assert.Equal(t, []any{[]byte("0123456789abcd"), nil, nil}, got.Columns[0].Values)
 	})
@@ -474,10 +398,10 @@ func TestNullRowsAreNotChecked(t *testing.T) {
 	for _, nulls := range []int64{1, -1} {
 		v := viewCol("v", "vu", []string{"short", long, "x"}, nil)
 		v.bufs[0], v.nulls = []byte{0b101}, nulls
-		d := col{name: "d", format: "c", length: 3, nulls: nulls, bufs: []any{[]byte{0b011}, le(int8(1), int8(0), int8(9))},
+		d := col{name: "d", format: "c", length: 3, nulls: nulls, bufs: []any{[]byte{0b011}, cdatatest.LE(int8(1), int8(0), int8(9))},
 			dict: ptr(stringCol("", []string{"p", "q"}, nil))}
 		b := newBatch(t, 3, timeCol(1, 2, 3), v, d)
-		copy(unsafe.Slice(at[byte](b.colBufs[1][1]), 48)[16+8:], le(int32(7), int32(-5))) // row 1: buffer 7, offset -5
+		copy(unsafe.Slice(at[byte](b.colBufs[1][1]), 48)[16+8:], cdatatest.LE(int32(7), int32(-5))) // row 1: buffer 7, offset -5
 		got, _ := mustLoad(t, b, "")
 		assert.Equal(t, []columnContents{
 			{"v", "STRING", []any{"short", nil, "x"}},
@@ -666,7 +590,7 @@ func badCases() []badCase {
 		}, msg: `column "s": value offsets decrease at row 0`},
 		{name: "decreasing large offsets", build: withCol(func() col {
 			c := varCol("s", "U", []string{"a", "b", "c"}, nil)
-			copy(c.bufs[1].([]byte)[16:], le(int64(0)))
+			copy(c.bufs[1].([]byte)[16:], cdatatest.LE(int64(0)))
 			return c
 		}()), msg: `column "s": value offsets decrease`},
 		{name: "children on a flat column", mutate: func(b *batch) { b.colArrays[1].NChildren = 1 },
@@ -676,29 +600,29 @@ func badCases() []badCase {
 
 		// Views.
 		{name: "view past its data buffer", build: withCol(view),
-			mutate: func(b *batch) { copy(viewBytes(b)[16+12:], le(int32(30))) }, msg: `column "v": row 1 points outside the data buffers`},
+			mutate: func(b *batch) { copy(viewBytes(b)[16+12:], cdatatest.LE(int32(30))) }, msg: `column "v": row 1 points outside the data buffers`},
 		{name: "view of a missing buffer", build: withCol(view),
-			mutate: func(b *batch) { copy(viewBytes(b)[16+8:], le(int32(1))) }, msg: "(buffer 1, offset 0, length 32)"},
+			mutate: func(b *batch) { copy(viewBytes(b)[16+8:], cdatatest.LE(int32(1))) }, msg: "(buffer 1, offset 0, length 32)"},
 		{name: "view with a negative buffer index", build: withCol(view),
-			mutate: func(b *batch) { copy(viewBytes(b)[16+8:], le(int32(-1))) }, msg: "points outside the data buffers"},
+			mutate: func(b *batch) { copy(viewBytes(b)[16+8:], cdatatest.LE(int32(-1))) }, msg: "points outside the data buffers"},
 		{name: "view with a negative offset", build: withCol(view),
-			mutate: func(b *batch) { copy(viewBytes(b)[16+12:], le(int32(-1))) }, msg: "points outside the data buffers"},
+			mutate: func(b *batch) { copy(viewBytes(b)[16+12:], cdatatest.LE(int32(-1))) }, msg: "points outside the data buffers"},
 		{name: "negative view length", build: withCol(view),
-			mutate: func(b *batch) { copy(viewBytes(b)[32:], le(int32(-1))) }, msg: `column "v": row 2 has negative length -1`},
+			mutate: func(b *batch) { copy(viewBytes(b)[32:], cdatatest.LE(int32(-1))) }, msg: `column "v": row 2 has negative length -1`},
 		{name: "view outside its buffers in a row the bitmap marks null, null count 0", build: withCol(func() col {
 			c := view
 			c.bufs = append([]any{[]byte{0b101}}, c.bufs[1:]...) // row 1 "null", but null_count 0: it is not
 			return c
-		}()), mutate: func(b *batch) { copy(viewBytes(b)[16+8:], le(int32(7))) }, msg: `column "v": row 1 points outside the data buffers (buffer 7`},
+		}()), mutate: func(b *batch) { copy(viewBytes(b)[16+8:], cdatatest.LE(int32(7))) }, msg: `column "v": row 1 points outside the data buffers (buffer 7`},
 		{name: "view array without its sizes", build: withCol(view),
 			mutate: func(b *batch) { b.colArrays[2].NBuffers = 2 }, msg: `column "v": 2 buffers, Arrow type string_view has 3`},
 		{name: "negative data buffer size", build: withCol(view),
-			mutate: func(b *batch) { copy(unsafe.Slice(at[byte](b.colBufs[2][3]), 8), le(int64(-1))) },
+			mutate: func(b *batch) { copy(unsafe.Slice(at[byte](b.colBufs[2][3]), 8), cdatatest.LE(int64(-1))) },
 			msg:    `column "v": data buffer 0 has size -1`},
 		{name: "dangling data buffer of views", build: withCol(view),
 			mutate: func(b *batch) { b.colBufs[2][2] = 1 }, msg: `column "v": buffer 2 is 0x1 but must hold 32 bytes`},
 		{name: "view data buffer smaller than a view needs", build: withCol(view),
-			mutate: func(b *batch) { copy(unsafe.Slice(at[byte](b.colBufs[2][3]), 8), le(int64(31))) },
+			mutate: func(b *batch) { copy(unsafe.Slice(at[byte](b.colBufs[2][3]), 8), cdatatest.LE(int64(31))) },
 			msg:    "points outside the data buffers"},
 
 		// Dictionaries.
@@ -720,7 +644,7 @@ func badCases() []badCase {
 		{name: "dictionary values with decreasing offsets", build: func(t testing.TB) *batch {
 			d := abc
 			d.bufs = append([]any{}, d.bufs...)
-			d.bufs[1] = le(int32(0), int32(2), int32(1))
+			d.bufs[1] = cdatatest.LE(int32(0), int32(2), int32(1))
 			return withCol(dict(d, fixedCol("s", "i", []int32{0, 1, 1}, nil)))(t)
 		}, msg: `column "s" dictionary: value offsets decrease`},
 		{name: "dictionary with children", build: withCol(dict(abc, fixedCol("s", "i", []int32{0, 1, 1}, nil))),

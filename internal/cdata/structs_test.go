@@ -1,9 +1,7 @@
 package cdata
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/arcadego/arcadego/arrowbridge"
 	"github.com/arcadego/arcadego/core/tablet"
+	"github.com/arcadego/arcadego/internal/cdata/cdatatest"
 )
 
 // Test helpers: Arrow C Data Interface structs built in Go memory.
@@ -164,104 +163,39 @@ func (m *arena) fillArray(c col) *Array {
 
 // ---- column builders ----
 
-// validity returns the bitmap of valid (nil: no bitmap) and the null count.
-func validity(valid []bool) ([]byte, int64) {
-	if valid == nil {
-		return nil, 0
+// The column builders are cdatatest's (shared with tests/abi), converted.
+
+// specCol converts a shared column description to this package's col.
+func specCol(s cdatatest.Col) col {
+	c := col{name: s.Name, format: s.Format, flags: s.Flags, length: s.Length, nulls: s.Nulls, offset: s.Offset, bufs: s.Bufs}
+	if s.Dict != nil {
+		d := specCol(*s.Dict)
+		c.dict = &d
 	}
-	bits := make([]byte, (len(valid)+7)/8)
-	var nulls int64
-	for i, ok := range valid {
-		if ok {
-			bits[i/8] |= 1 << (i % 8)
-		} else {
-			nulls++
-		}
+	for _, k := range s.Children {
+		c.children = append(c.children, specCol(k))
 	}
-	return bits, nulls
-}
-
-// le returns the little-endian bytes of v.
-func le[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](v ...T) []byte {
-	out := []byte{}
-	for _, x := range v {
-		switch y := any(x).(type) {
-		case float32:
-			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(y))
-		case float64:
-			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(y))
-		default:
-			out, _ = binary.Append(out, binary.LittleEndian, y)
-		}
-	}
-	return out
-}
-
-func fixedCol[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](name, format string, v []T, valid []bool) col {
-	bits, nulls := validity(valid)
-	return col{name: name, format: format, flags: FlagNullable, length: int64(len(v)), nulls: nulls, bufs: []any{bits, le(v...)}}
-}
-
-func int64Col(name string, v []int64, valid []bool) col { return fixedCol(name, "l", v, valid) }
-
-func boolCol(name string, v []bool, valid []bool) col {
-	bits, nulls := validity(valid)
-	vals, _ := validity(v)
-	if vals == nil {
-		vals = []byte{}
-	}
-	return col{name: name, format: "b", flags: FlagNullable, length: int64(len(v)), nulls: nulls, bufs: []any{bits, vals}}
-}
-
-// varCol builds a column of int32 ("u", "z") or int64 ("U", "Z") offsets.
-func varCol(name, format string, v []string, valid []bool) col {
-	bits, nulls := validity(valid)
-	offsets := []int64{0}
-	data := []byte{}
-	for _, s := range v {
-		data = append(data, s...)
-		offsets = append(offsets, int64(len(data)))
-	}
-	var offs []byte
-	if format == "U" || format == "Z" {
-		offs = le(offsets...)
-	} else {
-		for _, o := range offsets {
-			offs = append(offs, le(int32(o))...)
-		}
-	}
-	return col{name: name, format: format, flags: FlagNullable, length: int64(len(v)), nulls: nulls, bufs: []any{bits, offs, data}}
-}
-
-func stringCol(name string, v []string, valid []bool) col { return varCol(name, "u", v, valid) }
-
-// timeCol is a plain int64 time column named "time".
-func timeCol(v ...int64) col {
-	c := int64Col("time", v, nil)
-	c.flags = 0
 	return c
 }
 
-// viewCol builds a string_view ("vu") or binary_view ("vz") column: values
-// up to 12 bytes inline, longer ones in one data buffer.
+func fixedCol[T cdatatest.Fixed](name, format string, v []T, valid []bool) col {
+	return specCol(cdatatest.FixedCol(name, format, v, valid))
+}
+func int64Col(name string, v []int64, valid []bool) col {
+	return specCol(cdatatest.Int64Col(name, v, valid))
+}
+func boolCol(name string, v []bool, valid []bool) col {
+	return specCol(cdatatest.BoolCol(name, v, valid))
+}
+func varCol(name, format string, v []string, valid []bool) col {
+	return specCol(cdatatest.VarCol(name, format, v, valid))
+}
+func stringCol(name string, v []string, valid []bool) col {
+	return specCol(cdatatest.StringCol(name, v, valid))
+}
+func timeCol(v ...int64) col { return specCol(cdatatest.TimeCol(v...)) }
 func viewCol(name, format string, v []string, valid []bool) col {
-	bits, nulls := validity(valid)
-	views := make([]byte, 16*len(v))
-	data := []byte{}
-	for i, s := range v {
-		w := views[16*i:]
-		binary.LittleEndian.PutUint32(w, uint32(len(s)))
-		if len(s) <= 12 {
-			copy(w[4:], s)
-			continue
-		}
-		copy(w[4:8], s)
-		binary.LittleEndian.PutUint32(w[8:], 0) // buffer 0
-		binary.LittleEndian.PutUint32(w[12:], uint32(len(data)))
-		data = append(data, s...)
-	}
-	return col{name: name, format: format, flags: FlagNullable, length: int64(len(v)), nulls: nulls,
-		bufs: []any{bits, views, data, le(int64(len(data)))}}
+	return specCol(cdatatest.ViewCol(name, format, v, valid))
 }
 
 // sliced returns c with its rows from offset on, length of them.
@@ -315,7 +249,7 @@ func fromData(name string, d arrow.ArrayData) col {
 		for _, b := range d.Buffers()[2:] {
 			sizes = append(sizes, int64(b.Len()))
 		}
-		c.bufs = append(c.bufs, le(sizes...))
+		c.bufs = append(c.bufs, cdatatest.LE(sizes...))
 	}
 	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
 		dc := fromData("", dict)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/arcadego/arcadego/internal/cdata/cdatatest"
 	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -414,29 +415,6 @@ func TestDanglingZeroLengthBuffersImport(t *testing.T) {
 	})
 }
 
-// viewCol builds a string_view ("vu") column: values up to 12 bytes
-// inline, longer ones in one data buffer.
-func viewCol(name string, v []string) column {
-	views := make([]byte, 16*len(v))
-	var data []byte
-	for i, s := range v {
-		w := views[16*i:]
-		binary.LittleEndian.PutUint32(w, uint32(len(s)))
-		if len(s) <= 12 {
-			copy(w[4:], s)
-			continue
-		}
-		copy(w[4:8], s)
-		binary.LittleEndian.PutUint32(w[8:], 0) // buffer 0
-		binary.LittleEndian.PutUint32(w[12:], uint32(len(data)))
-		data = append(data, s...)
-	}
-	sizes := make([]byte, 8)
-	binary.LittleEndian.PutUint64(sizes, uint64(len(data)))
-	return column{name: name, format: "vu", flags: flagNullable, length: int64(len(v)),
-		bufs: []any{[]byte(nil), views, data, sizes}}
-}
-
 // TestOtherLayoutsImport covers the layouts besides the common ones:
 // large strings, string views, fixed-size binary, unsigned and date64.
 func TestOtherLayoutsImport(t *testing.T) {
@@ -447,7 +425,7 @@ func TestOtherLayoutsImport(t *testing.T) {
 	fixed := column{name: "fixed", format: "w:2", length: 2, bufs: []any{[]byte(nil), []byte("abcd")}}
 	unsigned := column{name: "u64", format: "L", length: 2, bufs: []any{[]byte(nil), le64(1, 1<<62)}}
 	date64 := column{name: "d64", format: "tdm", length: 2, bufs: []any{[]byte(nil), le64(86_400_000, 0)}}
-	b := exportBatch(t, 2, timeCol(1, 2), large, viewCol("view", []string{"short", long}), fixed, unsigned, date64)
+	b := exportBatch(t, 2, timeCol(1, 2), large, specCol(cdatatest.ViewCol("view", "vu", []string{"short", long}, nil)), fixed, unsigned, date64)
 	code, msg := insert(t, db, "L", "", b)
 	requireOK(t, code, msg, "insert")
 	r := scanResult(t, db, `{"type": "L"}`)
@@ -467,7 +445,7 @@ func TestOtherLayoutsImport(t *testing.T) {
 		{"negative view length", func(v []byte) { binary.LittleEndian.PutUint32(v, 0xffffffff) }, "negative length"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := exportBatch(t, 2, timeCol(1, 2), viewCol("view", []string{"short", long}))
+			b := exportBatch(t, 2, timeCol(1, 2), specCol(cdatatest.ViewCol("view", "vu", []string{"short", long}, nil)))
 			c.mutate(unsafe.Slice(at[byte](words(b.colArray(1).buffers, 4)[1]), 32))
 			code, msg := insert(t, db, "L", "bad", b)
 			assert.Equal(t, codeInvalidArgument, code, msg)

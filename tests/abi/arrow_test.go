@@ -1,13 +1,12 @@
 package abi_test
 
 import (
-	"encoding/binary"
-	"math"
 	"strings"
 	"sync"
 	"testing"
 	"unsafe"
 
+	"github.com/arcadego/arcadego/internal/cdata/cdatatest"
 	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/require"
 )
@@ -243,75 +242,38 @@ func fillArray(tr *tree, addr uintptr, c column, root bool) {
 
 // ---- column builders ----
 
-// validity returns the bitmap of valid (nil: no bitmap) and the null count.
-func validity(valid []bool) ([]byte, int64) {
-	if valid == nil {
-		return nil, 0
-	}
-	bits := make([]byte, (len(valid)+7)/8)
-	var nulls int64
-	for i, ok := range valid {
-		if ok {
-			bits[i/8] |= 1 << (i % 8)
-		} else {
-			nulls++
-		}
-	}
-	return bits, nulls
-}
+// The column builders are cdatatest's (shared with internal/cdata's
+// tests), converted.
 
-func fixedCol[T int32 | int64 | float32 | float64](name, format string, v []T, valid []bool) column {
-	bits, nulls := validity(valid)
-	data := make([]byte, len(v)*int(unsafe.Sizeof(T(0))))
-	for i, x := range v {
-		switch y := any(x).(type) {
-		case int32:
-			binary.LittleEndian.PutUint32(data[i*4:], uint32(y))
-		case float32:
-			binary.LittleEndian.PutUint32(data[i*4:], math.Float32bits(y))
-		case int64:
-			binary.LittleEndian.PutUint64(data[i*8:], uint64(y))
-		case float64:
-			binary.LittleEndian.PutUint64(data[i*8:], math.Float64bits(y))
-		}
+// specCol converts a shared column description to this package's column.
+func specCol(s cdatatest.Col) column {
+	c := column{name: s.Name, format: s.Format, flags: s.Flags, length: s.Length, nulls: s.Nulls, offset: s.Offset, bufs: s.Bufs}
+	if s.Dict != nil {
+		d := specCol(*s.Dict)
+		c.dict = &d
 	}
-	return column{name: name, format: format, flags: flagNullable, length: int64(len(v)), nulls: nulls, bufs: []any{bits, data}}
-}
-
-func int64Col(name string, v []int64, valid []bool) column { return fixedCol(name, "l", v, valid) }
-
-func boolCol(name string, v []bool, valid []bool) column {
-	bits, nulls := validity(valid)
-	vals, _ := validity(v)
-	if vals == nil {
-		vals = []byte{}
+	for _, k := range s.Children {
+		c.children = append(c.children, specCol(k))
 	}
-	return column{name: name, format: "b", flags: flagNullable, length: int64(len(v)), nulls: nulls, bufs: []any{bits, vals}}
-}
-
-// varCol builds a utf8 ("u") or binary ("z") column.
-func varCol(name, format string, v []string, valid []bool) column {
-	bits, nulls := validity(valid)
-	offsets := make([]byte, 4*(len(v)+1))
-	var data []byte
-	for i, s := range v {
-		data = append(data, s...)
-		binary.LittleEndian.PutUint32(offsets[4*(i+1):], uint32(len(data)))
-	}
-	if data == nil {
-		data = []byte{}
-	}
-	return column{name: name, format: format, flags: flagNullable, length: int64(len(v)), nulls: nulls, bufs: []any{bits, offsets, data}}
-}
-
-func stringCol(name string, v []string, valid []bool) column { return varCol(name, "u", v, valid) }
-
-// timeCol is a plain int64 time column named "time".
-func timeCol(v ...int64) column {
-	c := int64Col("time", v, nil)
-	c.flags = 0
 	return c
 }
+
+func fixedCol[T cdatatest.Fixed](name, format string, v []T, valid []bool) column {
+	return specCol(cdatatest.FixedCol(name, format, v, valid))
+}
+func int64Col(name string, v []int64, valid []bool) column {
+	return specCol(cdatatest.Int64Col(name, v, valid))
+}
+func boolCol(name string, v []bool, valid []bool) column {
+	return specCol(cdatatest.BoolCol(name, v, valid))
+}
+func varCol(name, format string, v []string, valid []bool) column {
+	return specCol(cdatatest.VarCol(name, format, v, valid))
+}
+func stringCol(name string, v []string, valid []bool) column {
+	return specCol(cdatatest.StringCol(name, v, valid))
+}
+func timeCol(v ...int64) column { return specCol(cdatatest.TimeCol(v...)) }
 
 // ---- reading results ----
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/arcadego/arcadego/internal/cdata/cdatatest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,85 +26,15 @@ type directCase struct {
 }
 
 func directCases() []directCase {
-	valid := []bool{true, false, true, true}
-	sliced := func(c column, offset, length int64) column {
-		c.offset, c.length = offset, length
-		return c
+	var out []directCase
+	for _, c := range cdatatest.DirectCases() {
+		dc := directCase{name: c.Name, length: c.Length, offset: c.Offset}
+		for _, k := range c.Cols {
+			dc.cols = append(dc.cols, specCol(k))
+		}
+		out = append(out, dc)
 	}
-	unknownNulls := func(c column) column {
-		c.nulls = -1
-		return c
-	}
-	bits := func(c column, b byte) column { // a validity bitmap, null count 0
-		c.bufs[0] = []byte{b}
-		return c
-	}
-	return []directCase{
-		{name: "every type with nulls", length: 4, cols: []column{
-			timeCol(1, 2, 3, 4),
-			boolCol("b", []bool{true, true, false, true}, valid),
-			fixedCol("i", "i", []int32{-1, 0, 1 << 30, 5}, valid),
-			int64Col("l", []int64{-1 << 62, 0, 7, 8}, valid),
-			fixedCol("f", "f", []float32{1.5, 0, -2.25, 3}, valid),
-			fixedCol("d", "g", []float64{3.25, 0, -1e300, 4}, valid),
-			stringCol("s", []string{"héllo", "x", "", "end"}, valid),
-			varCol("bin", "z", []string{"\x00\xff", "", "x", "yz"}, valid),
-			fixedCol("ts", "tsn:UTC", []int64{1_700_000_000_000_000_000, 0, -5, 6}, valid),
-			fixedCol("dt", "tdD", []int32{19000, 0, -3, 4}, valid),
-		}},
-		{name: "sliced columns at bit offsets", length: 3, cols: []column{
-			timeCol(1, 2, 3),
-			sliced(boolCol("b", []bool{false, true, false, true, true, false, true, false, true, true, false, true},
-				[]bool{true, true, true, true, true, true, true, true, true, false, true, true}), 9, 3),
-			sliced(int64Col("l", []int64{9, 9, 9, 9, 9, 1, 2, 3}, []bool{true, true, true, true, true, true, false, true}), 5, 3),
-			sliced(stringCol("s", []string{"a", "bc", "def", "", "gh"}, []bool{true, true, false, true, true}), 2, 3),
-			sliced(fixedCol("f", "f", []float32{1, 2, 3, 4}, nil), 1, 3),
-		}},
-		{name: "offset of the struct array", length: 2, offset: 1, cols: []column{
-			timeCol(0, 10, 20),
-			boolCol("b", []bool{true, false, true}, []bool{true, true, false}),
-			int64Col("l", []int64{1, 2, 3, 4}, []bool{false, true, true, true}), // longer than the batch
-			sliced(stringCol("s", []string{"skip", "p", "q", "r"}, nil), 1, 3),
-		}},
-		{name: "nulls outside the rows of the batch", length: 2, offset: 1, cols: []column{
-			timeCol(0, 10, 20),
-			int64Col("l", []int64{1, 2, 3}, []bool{false, true, true}),
-			int64Col("time2", []int64{1, 2, 3, 4}, []bool{true, true, true, false}),
-		}},
-		{name: "unknown null counts", length: 4, cols: []column{
-			unknownNulls(timeCol(1, 2, 3, 4)),
-			unknownNulls(int64Col("l", []int64{1, 2, 3, 4}, valid)),
-			unknownNulls(int64Col("full", []int64{1, 2, 3, 4}, []bool{true, true, true, true})),
-			unknownNulls(stringCol("s", []string{"a", "b", "c", "d"}, valid)),
-		}},
-		{name: "bitmap ignored when the null count is 0", length: 4, cols: []column{
-			bits(timeCol(1, 2, 3, 4), 0),
-			bits(int64Col("l", []int64{1, 2, 3, 4}, nil), 0b0101),
-		}},
-		{name: "timestamp time column in seconds with a zone", length: 2, cols: []column{
-			fixedCol("time", "tss:Europe/Paris", []int64{1_700_000_000, 1_700_000_001}, nil),
-			fixedCol("ts", "tsn:", []int64{1, 2}, nil),
-		}},
-		{name: "timestamp time column in microseconds", length: 1, cols: []column{
-			fixedCol("time", "tsu:", []int64{5}, nil),
-			int64Col("l", []int64{1}, nil),
-		}},
-		{name: "zero rows with dangling buffers", length: 0, cols: []column{
-			{name: "time", format: "l", bufs: []any{uintptr(1), uintptr(8)}},
-			{name: "l", format: "l", bufs: []any{uintptr(0x40), uintptr(1)}},
-			{name: "s", format: "u", bufs: []any{uintptr(1), uintptr(4), uintptr(1)}},
-			{name: "b", format: "b", bufs: []any{uintptr(0), uintptr(1)}},
-		}},
-		{name: "empty strings with a dangling data buffer", length: 2, cols: []column{
-			timeCol(1, 2),
-			func() column {
-				c := stringCol("s", []string{"", ""}, nil)
-				c.bufs[0], c.bufs[2] = uintptr(1), uintptr(1)
-				return c
-			}(),
-		}},
-		{name: "only the time column", length: 2, cols: []column{timeCol(7, 8)}},
-	}
+	return out
 }
 
 // forceArrowPath returns cols with a uint8 column, which the direct import
