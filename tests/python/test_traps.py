@@ -171,12 +171,12 @@ def test_ctrl_c_means_not_written(monkeypatch: pytest.MonkeyPatch, status: int) 
         import inspect
         lines, first = inspect.getsourcelines(_lib.run_cancellable)
         wait_line = first + next(i for i, ln in enumerate(lines) if "done.acquire" in ln)
-        started.wait(60)
+        started.wait()  # an event, not a deadline: the call has begun
         while True:
             frame = sys._current_frames()[main]
             if frame.f_code.co_name == "run_cancellable" and frame.f_lineno == wait_line:
                 break
-            time.sleep(0.001)
+            time.sleep(0.001)  # a poll interval: what ends the loop is the frame, not the time
         os.kill(os.getpid(), signal.SIGINT)
 
     sender = threading.Thread(target=send)
