@@ -113,13 +113,12 @@ type filter struct {
 }
 
 type compiledCond struct {
-	id   schema.PropertyID
-	col  int
-	typ  schema.PropertyType
-	op   string
-	v    cell
-	in   []cell
-	name string
+	id  schema.PropertyID
+	col int
+	typ schema.PropertyType
+	op  string
+	v   cell
+	in  []cell
 }
 
 var whereOps = []string{"=", "!=", "<", "<=", ">", ">=", "in", "is null", "is not null"}
@@ -137,7 +136,7 @@ func compileWhere(w *Where, ty *schema.Type, colOf func(p *schema.Property) int)
 		if !slices.Contains(whereOps, c.Op) {
 			return nil, fmt.Errorf("where: unknown op %q on %q (=, !=, <, <=, >, >=, in, is null, is not null): %w", c.Op, c.Property, errs.ErrInvalidArgument)
 		}
-		cc := &compiledCond{id: p.ID, col: colOf(p), typ: p.Type, op: c.Op, name: c.Property}
+		cc := &compiledCond{id: p.ID, col: colOf(p), typ: p.Type, op: c.Op}
 		switch c.Op {
 		case "is null", "is not null":
 			if c.Value != nil {
