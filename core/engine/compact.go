@@ -54,6 +54,7 @@ func (db *DB) Compact(typ string) error {
 	if err := db.flushAll(); err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
+	defer db.indexAll() // the new files' sidecars, once the locks below are released
 	db.ttlMu.RLock()
 	defer db.ttlMu.RUnlock()
 	db.deltaMu.Lock()

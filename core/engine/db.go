@@ -134,6 +134,15 @@ type DB struct {
 	// commits that failed to publish).
 	failure    atomic.Pointer[error]
 	appliedEnd wal.LSN // where the last record in the memtable ends; guarded by publishMu
+
+	// memIx holds each memtable's index parts (*memtable.Memtable to
+	// *memParts), from its first indexed write until its flush.
+	memIx sync.Map
+	// sidecarsBuilt counts the index sidecars built (Stats).
+	sidecarsBuilt atomic.Uint64
+	// uniqueMu serializes the commits that check a UNIQUE index, from the
+	// check until their rows are in the memtable (unique.go).
+	uniqueMu sync.Mutex
 }
 
 const (
@@ -379,7 +388,7 @@ func (db *DB) recover() error {
 		// re-written rows would undo the deletes that flush made physical.
 		writes = slices.DeleteFunc(writes, func(w write) bool { return db.flushedPast(w.typ, lsn) })
 		dels = slices.DeleteFunc(dels, func(d resolvedDelete) bool { return db.flushedPast(d.typ, lsn) })
-		if err := db.applyInOrder(writes, dels); err != nil {
+		if err := db.applyInOrder(cat, writes, dels); err != nil {
 			return fmt.Errorf("%s: %w", where(), err)
 		}
 		for _, a := range rec.attached {
@@ -578,9 +587,10 @@ type write struct {
 
 // apply writes into the live memtable; the caller holds publishMu (or is
 // Open), so no hand-over runs meanwhile.
-func (db *DB) apply(writes []write) error {
+func (db *DB) apply(cat *schema.Catalog, writes []write) error {
 	mem := db.view.Load().mem
 	for _, w := range writes {
+		db.indexWrite(cat, mem, w)
 		if err := mem.Chunk(w.typ, w.device).Write(w.t, w.ids); err != nil {
 			return fmt.Errorf("memtable write of %d rows on device %q: %v: %w", w.t.Rows(), w.device, err, errs.ErrInternal)
 		}
@@ -592,6 +602,22 @@ func (db *DB) apply(writes []write) error {
 // entries. view is the result of ops on base, reused when no commit came
 // in between (the common case) instead of applying ops again.
 func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entry, longs []longInsert, deletes []txDelete) error {
+	if err := db.commitOnce(base, view, ops, entries, longs, deletes); err != nil {
+		return err
+	}
+	// The backfill of CREATE INDEX: the existing files' sidecars, built
+	// now rather than by the first lookup. Lookups are correct either way.
+	for _, op := range ops {
+		if op.Kind == schema.CreateIndex {
+			if ty, ok := db.catalog.Load().Type(op.Type); ok {
+				db.buildSidecars(ty.ID)
+			}
+		}
+	}
+	return nil
+}
+
+func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []entry, longs []longInsert, deletes []txDelete) error {
 	if err := db.waitForRoom(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -696,7 +722,7 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		}
 		p.published = true
 	}
-	if err := db.applyInOrder(writes, dels); err != nil {
+	if err := db.applyInOrder(cat, writes, dels); err != nil {
 		db.fail(err)
 		return fmt.Errorf("commit: %w", err)
 	}

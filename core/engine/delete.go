@@ -152,14 +152,14 @@ func (db *DB) applyDelete(d resolvedDelete) {
 
 // applyInOrder applies writes and deletes to the live memtable in the
 // order of their transaction: a delete after the entries before it.
-func (db *DB) applyInOrder(writes []write, dels []resolvedDelete) error {
+func (db *DB) applyInOrder(cat *schema.Catalog, writes []write, dels []resolvedDelete) error {
 	j := 0
 	for i := range writes {
 		for j < len(dels) && dels[j].at <= writes[i].entry {
 			db.applyDelete(dels[j])
 			j++
 		}
-		if err := db.apply(writes[i : i+1]); err != nil {
+		if err := db.apply(cat, writes[i:i+1]); err != nil {
 			return err
 		}
 	}

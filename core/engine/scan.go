@@ -79,6 +79,7 @@ type Rows struct {
 	where      *filter // nil: every row
 	nOut       int     // props[:nOut] are the result's; the rest only the filter's
 	sparse     bool    // the request names its devices: point reads
+	plan       string  // how the scan reads (Explain)
 
 	// What the scan reads, fixed at its start: the type's files (one
 	// reference each) and, per device, its memtable snapshots, oldest
@@ -98,9 +99,10 @@ type Rows struct {
 }
 
 type scanDevice struct {
-	name  string
-	snaps []memtable.Snapshot
-	mems  []int // the memtable of each snapshot
+	name   string
+	lo, hi int64 // the times it reads: [lo, hi)
+	snaps  []memtable.Snapshot
+	mems   []int // the memtable of each snapshot
 }
 
 // Scan starts a scan. The chunks' snapshots are taken now: later commits
@@ -216,6 +218,20 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	if r.where != nil && len(r.files) > 0 {
 		r.pruneFiles(ty, mems)
 	}
+	// An index narrows the scan to the devices and times of the rows
+	// that held a matching key; the filter then reads their rows.
+	var windows map[string][2]int64
+	r.plan = fmt.Sprintf("scan of %s: %d files, %d memtables", ty.Name, len(r.files), len(mems))
+	if plan := planIndex(ty, req.Where); plan != nil {
+		var n int
+		var err error
+		if windows, n, err = db.candidates(ty, db.tableDir(ty.ID), plan, r.files, mems); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("scan: %w", err)
+		}
+		r.plan = fmt.Sprintf("index %s on %s (%s): %d candidate rows in %d devices, %d files, %d memtables",
+			plan.ix.Name, ty.Name, plan.desc, n, len(windows), len(r.files), len(mems))
+	}
 
 	if r.start >= r.end {
 		return r, nil
@@ -224,7 +240,14 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	// Point reads of a few named devices read pages, not row groups; a
 	// long list reads row groups, decoded once for all of it.
 	r.sparse = req.Devices != nil && len(req.Devices) <= sparseDevices
-	if req.Devices != nil {
+	if windows != nil {
+		for d := range windows {
+			if strings.HasPrefix(d, req.DevicePrefix) && (req.Devices == nil || slices.Contains(req.Devices, d)) {
+				names = append(names, d)
+			}
+		}
+		r.sparse = len(names) <= sparseDevices
+	} else if req.Devices != nil {
 		for _, d := range req.Devices {
 			if strings.HasPrefix(d, req.DevicePrefix) {
 				names = append(names, d)
@@ -265,14 +288,23 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		}
 		r.devices = r.devices[:0]
 		for _, d := range names {
-			sd := scanDevice{name: d}
+			sd := scanDevice{name: d, lo: r.start, hi: r.end}
+			if w, ok := windows[d]; ok {
+				sd.lo = max(sd.lo, w[0])
+				if w[1] < sd.hi-1 {
+					sd.hi = w[1] + 1
+				}
+				if sd.lo >= sd.hi {
+					continue
+				}
+			}
 			for i, m := range mems {
 				if c, ok := m.Lookup(ty.ID, d); ok {
 					sd.snaps = append(sd.snaps, c.Snapshot())
 					sd.mems = append(sd.mems, i)
 				}
 			}
-			if len(sd.snaps) == 0 && !r.inFiles(d) {
+			if len(sd.snaps) == 0 && !r.inFiles(d, sd.lo, sd.hi) {
 				continue
 			}
 			r.devices = append(r.devices, sd)
@@ -301,9 +333,9 @@ func (f *dataFile) overlapsTime(start, end int64) bool {
 	return hi >= start && lo < end
 }
 
-func (r *Rows) inFiles(device string) bool {
+func (r *Rows) inFiles(device string, start, end int64) bool {
 	for _, f := range r.files {
-		if f.has(device, r.start, r.end-1) {
+		if f.has(device, start, end-1) {
 			return true
 		}
 	}
@@ -313,6 +345,21 @@ func (r *Rows) inFiles(device string) bool {
 // sparseDevices is the most devices a scan may name and still read each
 // small device's pages rather than its row groups.
 const sparseDevices = 256
+
+// Plan says how the scan reads its rows: through which index, with how
+// many candidate rows, or over every device.
+func (r *Rows) Plan() string { return r.plan }
+
+// Explain returns how a scan of req would read its rows (Rows.Plan),
+// without reading them.
+func (db *DB) Explain(ctx context.Context, req ScanRequest) (string, error) {
+	r, err := db.Scan(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	return r.Plan(), nil
+}
 
 // Type returns the scanned type as of the scan's start.
 func (r *Rows) Type() *schema.Type { return r.typ }
@@ -353,7 +400,7 @@ func (r *Rows) Next() (Batch, bool) {
 		r.next++
 		var srcs []runSource
 		for i, f := range r.files {
-			if f.has(d.name, r.start, r.end-1) {
+			if f.has(d.name, d.lo, d.hi-1) {
 				if r.scanners[i] == nil {
 					r.scanners[i] = f.Scanner(r.cols)
 					r.scanners[i].Reuse = r.reuse
@@ -362,12 +409,12 @@ func (r *Rows) Next() (Batch, bool) {
 					}
 					r.scanners[i].Sparse = r.sparse
 				}
-				srcs = append(srcs, filterDeleted(r.scanners[i].Read(d.name, r.start, r.end, r.batchRows), d.name, r.dels[0]))
+				srcs = append(srcs, filterDeleted(r.scanners[i].Read(d.name, d.lo, d.hi, r.batchRows), d.name, r.dels[0]))
 			}
 		}
 		r.stable = !r.reuse || len(srcs) == 0 // no file's reused buffers among them
 		for k, s := range d.snaps {
-			cur := s.Cursor(r.refs, r.start, r.end, r.batchRows)
+			cur := s.Cursor(r.refs, d.lo, d.hi, r.batchRows)
 			if r.reuse {
 				cur.Views()
 			}

@@ -13,10 +13,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/index"
 	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
@@ -65,10 +67,14 @@ type dataFile struct {
 	stats  string    // its add action's Delta statistics ("" when unknown)
 	parsed fileStats // stats, parsed when first needed (statsOf)
 	refs   atomic.Int32
+	// ix holds the file's index sidecars opened so far (index.go).
+	ixMu sync.Mutex
+	ix   map[schema.IndexID]*index.File
 }
 
 func (f *dataFile) unref() {
 	if f.refs.Add(-1) == 0 {
+		f.closeSidecars()
 		_ = f.File.Close()
 	}
 }
@@ -177,6 +183,8 @@ func (db *DB) openTables(snap, cat *schema.Catalog) error {
 		if _, err := t.delta.RemoveStrays(); err != nil {
 			return fmt.Errorf("open %q: %w", db.path, err)
 		}
+		ty, _ := cat.TypeByID(t.id)
+		sweepSidecars(t.dir, ty, t.files)
 	}
 	return nil
 }
@@ -312,6 +320,9 @@ func (db *DB) flushLoop() {
 			if err == nil {
 				err = db.checkpoint(imm.end, imm.catalog, db.catalog.Load())
 			}
+			if err == nil {
+				db.indexAll() // the new files' sidecars, before Flush returns
+			}
 			db.stateMu.Lock()
 			db.compactDue = db.compactDue || err == nil
 			db.flushing = false
@@ -338,6 +349,7 @@ func (db *DB) flushLoop() {
 			db.compactDue, db.compacting = false, true
 			db.stateMu.Unlock()
 			db.compactSmall()
+			db.indexAll()
 			db.stateMu.Lock()
 			db.compacting = false
 			db.stateCond.Broadcast()
@@ -500,6 +512,7 @@ func (db *DB) flushImmutable(imm *immutable, cur *schema.Catalog) error {
 	db.stateMu.Unlock()
 	if errs == nil {
 		imm.mem.Release() // the view's use; scans still reading it hold their own
+		db.memIx.Delete(imm.mem)
 	}
 
 	for i, f := range done {
@@ -671,6 +684,7 @@ func dropReplaced(dir string, olds []*dataFile) {
 	for _, old := range olds {
 		// Scans that hold it keep reading it through their descriptor.
 		_ = os.Remove(filepath.Join(dir, old.name))
+		removeSidecars(dir, old.name)
 		old.unref()
 	}
 }
