@@ -602,8 +602,17 @@ func (db *DB) apply(cat *schema.Catalog, writes []write) error {
 // entries. view is the result of ops on base, reused when no commit came
 // in between (the common case) instead of applying ops again.
 func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entry, longs []longInsert, deletes []txDelete) error {
-	if err := db.commitOnce(base, view, ops, entries, longs, deletes); err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		err := db.commitOnce(base, view, ops, entries, longs, deletes)
+		if !errors.Is(err, errUniqueRetry) {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		if attempt == 8 {
+			return fmt.Errorf("commit: %w: %w", err, errs.ErrConflict)
+		}
 	}
 	// The backfill of CREATE INDEX: the existing files' sidecars, built
 	// now rather than by the first lookup. Lookups are correct either way.
@@ -620,6 +629,21 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []entry, longs []longInsert, deletes []txDelete) error {
 	if err := db.waitForRoom(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	// UNIQUE indexes are checked before the record, against every commit
+	// before it (unique.go).
+	var unique map[schema.TypeID][]*schema.Index
+	var uniqueSeq uint64
+	var uniqueCreates bool
+	if txCat, txWrites, err := resolve(base, view, ops, entries, false); err == nil {
+		if unique, uniqueCreates = uniqueWork(txCat, ops, txWrites); unique != nil {
+			db.uniqueMu.Lock()
+			defer db.uniqueMu.Unlock() // after the rows are in the memtable
+			uniqueSeq = db.settle()
+			if err := db.checkUnique(txCat, unique, txWrites, deletes); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+		}
 	}
 	if slices.ContainsFunc(ops, func(op schema.Op) bool { return op.Kind == schema.SetTTL }) {
 		db.ttlMu.Lock()
@@ -659,6 +683,9 @@ func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []
 	var dels []resolvedDelete
 	if err == nil {
 		dels, err = resolveDeletes(cat, deletes, false)
+	}
+	if err == nil {
+		err = uniqueStillHolds(cat, ops, writes, unique, uniqueCreates && db.nextSeq != uniqueSeq)
 	}
 	if err != nil {
 		db.commitMu.Unlock()

@@ -200,7 +200,7 @@ func TestEverythingSurvivesCloseAndReopen(t *testing.T) {
 	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE A; CREATE PROPERTY A.k INT64; CREATE INDEX ON A (k) UNIQUE"))
 	for d := range 3 {
 		dev := fmt.Sprintf("dev%d", d)
-		require.NoError(t, db.Insert("A", dev, int64Tablet([]int64{3, 1, 2}, map[string][]int64{"k": {30, 10, 20}, "x": {int64(d), int64(d), int64(d)}})))
+		require.NoError(t, db.Insert("A", dev, int64Tablet([]int64{3, 1, 2}, map[string][]int64{"k": {30 + 100*int64(d), 10 + 100*int64(d), 20 + 100*int64(d)}, "x": {int64(d), int64(d), int64(d)}})))
 	}
 	ts := &tablet.Tablet{Times: []int64{1000}, TimeUnit: "ms", TimeZone: "UTC",
 		Columns: []tablet.Column{tablet.Strings("s", []string{"héllo"}, nil), tablet.Doubles("f", []float64{1.5}, nil)}}
@@ -224,8 +224,10 @@ func TestEverythingSurvivesCloseAndReopen(t *testing.T) {
 	assert.Equal(t, "UTC", b.TimeZone)
 	a, _ := db2.Catalog().Type("A")
 	assert.Len(t, a.Indexes(), 1)
-	assert.Equal(t, map[int64]map[string]any{1: {"k": int64(10), "x": int64(1)}, 2: {"k": int64(20), "x": int64(1)},
-		3: {"k": int64(30), "x": int64(1)}}, want["dev1"])
+	assert.Equal(t, map[int64]map[string]any{1: {"k": int64(110), "x": int64(1)}, 2: {"k": int64(120), "x": int64(1)},
+		3: {"k": int64(130), "x": int64(1)}}, want["dev1"])
+	err = db2.Insert("A", "dev9", int64Tablet([]int64{1}, map[string][]int64{"k": {120}}))
+	assert.ErrorIs(t, err, errs.ErrConflict, "the UNIQUE index holds after reopening")
 }
 
 func TestSecondOpenOfSameDirectoryIsRefused(t *testing.T) {

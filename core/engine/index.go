@@ -498,37 +498,48 @@ func appendCell(dst []byte, t schema.PropertyType, x cell) []byte {
 	return index.AppendInt(dst, x.i)
 }
 
-// candidates asks every part of plan's index over files (of the table
-// in dir) and mems for the rows that held a key in the plan's ranges:
-// per device, the least and greatest such time.
-func (db *DB) candidates(ty *schema.Type, dir string, plan *indexPlan, files []*dataFile, mems []*memtable.Memtable) (map[string][2]int64, int, error) {
+// candidates asks every part of plan's index over files and mems for
+// the rows that held a key in the plan's ranges: per device, the least
+// and greatest such time.
+func (db *DB) candidates(ty *schema.Type, plan *indexPlan, files []*dataFile, mems []*memtable.Memtable) (map[string][2]int64, int, error) {
 	out := map[string][2]int64{}
 	n := 0
-	add := func(device string, t int64) {
+	err := db.candidateRows(ty, plan, files, mems, func(device string, t int64) {
 		n++
 		if w, ok := out[device]; ok {
 			out[device] = [2]int64{min(w[0], t), max(w[1], t)}
 		} else {
 			out[device] = [2]int64{t, t}
 		}
-	}
+	})
+	return out, n, err
+}
+
+// candidateRows calls fn for each row that a part of plan's index over
+// files and mems lists under a key in the plan's ranges.
+func (db *DB) candidateRows(ty *schema.Type, plan *indexPlan, files []*dataFile, mems []*memtable.Memtable, fn func(device string, t int64)) error {
 	for _, m := range mems {
-		part := db.memPartsOf(m).get(plan.ix.ID, false)
+		p, ok := db.memIx.Load(m)
+		if !ok {
+			continue
+		}
+		part := p.(*memParts).get(plan.ix.ID, false)
 		if part == nil {
 			continue
 		}
 		for _, r := range plan.ranges {
-			part.Search(r.lo, r.hi, add)
+			part.Search(r.lo, r.hi, fn)
 		}
 	}
+	dir := db.tableDir(ty.ID)
 	for _, f := range files {
 		s, err := db.sidecar(ty, dir, f, plan.ix)
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
 		for _, r := range plan.ranges {
-			s.Search(r.lo, r.hi, add)
+			s.Search(r.lo, r.hi, fn)
 		}
 	}
-	return out, n, nil
+	return nil
 }

@@ -225,7 +225,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	if plan := planIndex(ty, req.Where); plan != nil {
 		var n int
 		var err error
-		if windows, n, err = db.candidates(ty, db.tableDir(ty.ID), plan, r.files, mems); err != nil {
+		if windows, n, err = db.candidates(ty, plan, r.files, mems); err != nil {
 			r.Close()
 			return nil, fmt.Errorf("scan: %w", err)
 		}

@@ -1,0 +1,370 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/memtable"
+	"github.com/arcadego/arcadego/core/schema"
+)
+
+// UNIQUE indexes. A commit that writes a type with a UNIQUE index, or
+// creates one, checks it before its record is appended, holding uniqueMu
+// from before the check until its rows are in the memtable, and after
+// every commit appended before the check is visible: so each check sees
+// every row a commit could have added under that index. A commit that
+// resolved without an index another commit then created fails with
+// ErrConflict (retry it); so does CREATE UNIQUE INDEX when a commit came
+// in between its check and its append, after a few attempts.
+//
+// The key of a row after the commit is the newest non-null value of each
+// property (the transaction's, else the stored row's); a row whose key
+// has a null is not indexed, so any number of rows may have one.
+
+// errUniqueRetry: the check no longer holds; commit runs it again.
+var errUniqueRetry = errors.New("a commit came in between the UNIQUE check and the append")
+
+// rowAt names a row.
+type rowAt struct {
+	device string
+	time   int64
+}
+
+// uniqueWork returns the UNIQUE indexes a commit of ops and entries
+// must check, as of cat, and whether one of them is created by ops.
+func uniqueWork(cat *schema.Catalog, ops []schema.Op, writes []write) (map[schema.TypeID][]*schema.Index, bool) {
+	var out map[schema.TypeID][]*schema.Index
+	add := func(ty *schema.Type) {
+		if _, done := out[ty.ID]; done {
+			return
+		}
+		for _, ix := range ty.Indexes() {
+			if ix.Unique {
+				if out == nil {
+					out = map[schema.TypeID][]*schema.Index{}
+				}
+				out[ty.ID] = append(out[ty.ID], ix)
+			}
+		}
+	}
+	creates := false
+	for _, op := range ops {
+		if op.Kind == schema.CreateIndex && op.Unique {
+			if ty, ok := cat.Type(op.Type); ok {
+				add(ty)
+				creates = true
+			}
+		}
+	}
+	for _, w := range writes {
+		if ty, ok := cat.TypeByID(w.typ); ok {
+			add(ty)
+		}
+	}
+	return out, creates
+}
+
+// uniqueStillHolds checks, under commitMu, that the UNIQUE indexes the
+// commit must respect as of cat, the newest catalog, are those it
+// checked (checked), and that no commit came in since the check of an
+// index it creates (movedOn).
+func uniqueStillHolds(cat *schema.Catalog, ops []schema.Op, writes []write, checked map[schema.TypeID][]*schema.Index, movedOn bool) error {
+	now, _ := uniqueWork(cat, ops, writes)
+	for id, ixs := range now {
+		for _, ix := range ixs {
+			if !slices.ContainsFunc(checked[id], func(c *schema.Index) bool { return c.ID == ix.ID }) {
+				return fmt.Errorf("UNIQUE index %q was created by a concurrent commit: retry the transaction: %w", ix.Name, errs.ErrConflict)
+			}
+		}
+	}
+	if movedOn {
+		return errUniqueRetry
+	}
+	return nil
+}
+
+// settle waits until every commit appended so far is visible.
+func (db *DB) settle() uint64 {
+	db.commitMu.Lock()
+	seq := db.nextSeq
+	db.commitMu.Unlock()
+	db.publishMu.Lock()
+	for db.published < seq && db.failed == nil {
+		db.turn.Wait()
+	}
+	db.publishMu.Unlock()
+	return seq
+}
+
+// checkUnique checks the UNIQUE indexes work of cat (the commit's
+// catalog) against the rows now visible and the transaction's writes.
+// created are indexes the transaction makes, whose every row is checked.
+func (db *DB) checkUnique(cat *schema.Catalog, work map[schema.TypeID][]*schema.Index, writes []write, deletes []txDelete) error {
+	for id, ixs := range work {
+		ty, _ := cat.TypeByID(id)
+		published, _ := db.catalog.Load().TypeByID(id)
+		for _, ix := range ixs {
+			isNew := published == nil || !slices.ContainsFunc(published.Indexes(), func(p *schema.Index) bool { return p.ID == ix.ID })
+			if err := db.checkIndex(ty, ix, isNew, writes, deletes); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// keyProps returns the properties of ix.
+func keyProps(ty *schema.Type, ix *schema.Index) []*schema.Property {
+	props := make([]*schema.Property, len(ix.Properties))
+	for k, id := range ix.Properties {
+		props[k], _ = ty.PropertyByID(id)
+	}
+	return props
+}
+
+// partialKey is a row's key values so far (nil: not known yet).
+type partialKey []*cell
+
+func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes []write, deletes []txDelete) error {
+	props := keyProps(ty, ix)
+	// The transaction's rows: each key property's newest non-null value.
+	mine := map[rowAt]partialKey{}
+	var order []rowAt
+	for _, w := range writes {
+		if w.typ != ty.ID {
+			continue
+		}
+		pos := make([]int, len(props))
+		touches := false
+		for k, p := range props {
+			pos[k] = slices.Index(w.ids, p.ID)
+			touches = touches || pos[k] >= 0
+		}
+		if !touches && !isNew {
+			continue
+		}
+		for i, tm := range w.t.Times {
+			at := rowAt{w.device, tm}
+			pk, seen := mine[at]
+			if !seen {
+				pk = make(partialKey, len(props))
+				order = append(order, at)
+			}
+			for k, j := range pos {
+				if j >= 0 && w.t.Columns[j].Valid(i) {
+					c := cellAt(&w.t.Columns[j], i)
+					pk[k] = &c
+				}
+			}
+			mine[at] = pk
+		}
+	}
+	// Complete them from the rows as they are.
+	var incomplete []rowAt
+	for _, at := range order {
+		if slices.Contains(mine[at], nil) {
+			incomplete = append(incomplete, at)
+		}
+	}
+	if len(incomplete) > 0 {
+		stored, err := db.readKeys(ty, props, incomplete)
+		if err != nil {
+			return err
+		}
+		for _, at := range incomplete {
+			pk := mine[at]
+			for k, c := range stored[at] {
+				if pk[k] == nil {
+					pk[k] = c
+				}
+			}
+		}
+	}
+	keyOf := func(pk partialKey) (string, bool) {
+		var b []byte
+		for k, c := range pk {
+			if c == nil {
+				return "", false
+			}
+			b = appendCell(b, props[k].Type, *c)
+		}
+		return string(b), true
+	}
+	owner := map[string]rowAt{}
+	for _, at := range order {
+		key, ok := keyOf(mine[at])
+		if !ok {
+			continue
+		}
+		if prev, dup := owner[key]; dup {
+			return uniqueError(ix, props, mine[at], prev, "in the same transaction")
+		}
+		owner[key] = at
+	}
+	deleted := func(at rowAt) bool {
+		for _, d := range deletes {
+			if d.typ == ty.Name && slices.ContainsFunc(d.ranges, func(r memtable.DeleteRange) bool { return r.Covers(at.device, at.time) }) {
+				return true
+			}
+		}
+		return false
+	}
+	// The rows already there: every row when the index is new, else the
+	// index's candidates for the transaction's keys.
+	var stored map[rowAt]partialKey
+	var err error
+	if isNew {
+		stored, err = db.readKeys(ty, props, nil)
+	} else if len(owner) > 0 {
+		keys := make([]string, 0, len(owner))
+		for k := range owner {
+			keys = append(keys, k)
+		}
+		stored, err = db.keyCandidates(ty, ix, props, keys)
+	}
+	if err != nil {
+		return err
+	}
+	others := map[string]rowAt{}
+	for at, pk := range stored {
+		if _, rewritten := mine[at]; rewritten || deleted(at) {
+			continue // its key after the commit is the transaction's
+		}
+		key, ok := keyOf(pk)
+		if !ok {
+			continue
+		}
+		if prev, dup := owner[key]; dup {
+			return uniqueError(ix, props, pk, prev, fmt.Sprintf("and by device %q at time %d", at.device, at.time))
+		}
+		if isNew {
+			if prev, dup := others[key]; dup {
+				return uniqueError(ix, props, pk, prev, fmt.Sprintf("and by device %q at time %d", at.device, at.time))
+			}
+			others[key] = at
+		}
+	}
+	return nil
+}
+
+func uniqueError(ix *schema.Index, props []*schema.Property, pk partialKey, at rowAt, also string) error {
+	parts := make([]string, len(props))
+	for k, p := range props {
+		c := pk[k]
+		switch p.Type {
+		case schema.Float, schema.Double:
+			parts[k] = fmt.Sprintf("%s = %v", p.Name, c.f)
+		case schema.String, schema.Binary:
+			parts[k] = fmt.Sprintf("%s = %q", p.Name, c.s)
+		case schema.Boolean:
+			parts[k] = fmt.Sprintf("%s = %v", p.Name, c.i != 0)
+		default:
+			parts[k] = fmt.Sprintf("%s = %d", p.Name, c.i)
+		}
+	}
+	return fmt.Errorf("UNIQUE index %q: key (%s) held by device %q at time %d %s: %w",
+		ix.Name, strings.Join(parts, ", "), at.device, at.time, also, errs.ErrConflict)
+}
+
+// readKeys reads the key properties of rows (nil: every row of ty) as
+// they are now.
+func (db *DB) readKeys(ty *schema.Type, props []*schema.Property, rows []rowAt) (map[rowAt]partialKey, error) {
+	names := make([]string, len(props))
+	for k, p := range props {
+		names[k] = p.Name
+	}
+	out := map[rowAt]partialKey{}
+	if pty, ok := db.catalog.Load().Type(ty.Name); !ok || pty.ID != ty.ID {
+		return out, nil // created by this commit: no rows yet
+	}
+	read := func(req ScanRequest, want func(rowAt) bool) error {
+		req.Type, req.Properties = ty.Name, names
+		r, err := db.Scan(context.Background(), req)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		for {
+			b, ok := r.Next()
+			if !ok {
+				break
+			}
+			for i, tm := range b.Rows.Times {
+				at := rowAt{b.Device, tm}
+				if want != nil && !want(at) {
+					continue
+				}
+				pk := make(partialKey, len(props))
+				for k := range props {
+					if c := &b.Rows.Columns[k]; c.Valid(i) {
+						v := cellAt(c, i)
+						pk[k] = &v
+					}
+				}
+				out[at] = pk
+			}
+		}
+		return r.Err()
+	}
+	if rows == nil {
+		return out, read(ScanRequest{}, nil)
+	}
+	byDevice := map[string][]int64{}
+	for _, at := range rows {
+		byDevice[at.device] = append(byDevice[at.device], at.time)
+	}
+	set := map[rowAt]bool{}
+	for _, at := range rows {
+		set[at] = true
+	}
+	for d, times := range byDevice {
+		lo, hi := slices.Min(times), slices.Max(times)
+		end := hi + 1
+		if hi == math.MaxInt64 {
+			end = hi
+		}
+		if err := read(ScanRequest{Devices: []string{d}, Start: &lo, End: &end}, func(at rowAt) bool { return set[at] }); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// keyCandidates reads, as they are now, the rows that ix lists under any
+// of keys (encoded).
+func (db *DB) keyCandidates(ty *schema.Type, ix *schema.Index, props []*schema.Property, keys []string) (map[rowAt]partialKey, error) {
+	plan := &indexPlan{ix: ix}
+	for _, k := range keys {
+		plan.ranges = append(plan.ranges, keyRange{lo: []byte(k), hi: append([]byte(k), 0)})
+	}
+	db.stateMu.Lock()
+	v := db.view.Load()
+	var files []*dataFile
+	if t := v.tables[ty.ID]; t != nil {
+		files = t.files
+		for _, f := range files {
+			f.refs.Add(1)
+		}
+	}
+	mems := []*memtable.Memtable{v.mem}
+	if v.imm != nil {
+		mems = append(mems, v.imm.mem)
+	}
+	db.stateMu.Unlock()
+	defer func() {
+		for _, f := range files {
+			f.unref()
+		}
+	}()
+	var rows []rowAt
+	err := db.candidateRows(ty, plan, files, mems, func(d string, t int64) { rows = append(rows, rowAt{d, t}) })
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return db.readKeys(ty, props, rows)
+}
