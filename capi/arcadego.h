@@ -335,6 +335,18 @@ int arcadego_insert_stream_long(arcadego_db *db, const char *type, size_t type_l
 int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err);
 
 /*
+** How arcadego_scan() would read the rows of `request_json` (the same
+** request), without reading them, in *plan_out (free it with
+** arcadego_free): "index NAME on TYPE (CONSTRAINTS): N candidate rows in
+** D devices, ..." when a filter constrains the leading properties of an
+** index (equality or "in" on each, then a range on the next), else
+** "scan of TYPE: ...". A scan through an index reads only the devices
+** and times of the rows whose indexed key matches, then applies the
+** whole filter to them. Errors as arcadego_scan's.
+*/
+int arcadego_explain(arcadego_db *db, const char *request_json, char **plan_out, char **err);
+
+/*
 ** Aggregates of one type's rows into `out`, a stream as arcadego_scan's.
 ** `request_json`:
 **   {"type": "A",                               required

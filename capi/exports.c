@@ -185,6 +185,11 @@ int arcadego_aggregate(arcadego_db *db, const char *request_json, struct ArrowAr
   return ag_go_aggregate((uintptr_t)db, (char *)request_json, out, err);
 }
 
+int arcadego_explain(arcadego_db *db, const char *request_json, char **plan_out, char **err) {
+  GUARD(err);
+  return ag_go_explain((uintptr_t)db, (char *)request_json, plan_out, err);
+}
+
 int arcadego_last(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err) {
   GUARD(err);
   return ag_go_last((uintptr_t)db, (char *)request_json, out, err);

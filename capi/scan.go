@@ -258,6 +258,30 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 	})
 }
 
+//export ag_go_explain
+func ag_go_explain(db C.uintptr_t, requestJSON *C.char, planOut **C.char, cerr **C.char) C.int {
+	return call(cerr, func() error {
+		if planOut == nil {
+			return fmt.Errorf("explain: plan_out is NULL: %w", errInvalid)
+		}
+		*planOut = nil
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		req, _, err := parseScanRequest(requestJSON)
+		if err != nil {
+			return err
+		}
+		plan, err := d.db.Explain(d.context(), req)
+		if err != nil {
+			return err
+		}
+		*planOut = C.CString(plan)
+		return nil
+	})
+}
+
 // openResult makes out the stream of r.
 func openResult(r *result, out *C.struct_ArrowArrayStream) error {
 	table.mu.Lock()

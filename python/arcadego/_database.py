@@ -832,7 +832,20 @@ class Database(_Schema):
         Example::
 
             db.scan("A", columns=["k"], device="d1", start=0, end=10**9).to_pandas()
+
+        A filter that constrains the leading properties of an index
+        (``=`` or ``in`` on each, then a range on the next) reads through
+        the index: see :meth:`explain` and :meth:`lookup`.
         """
+        result = Result(self, self._scan_request(type, columns, device, start, end, batch_rows, device_prefix,
+                                                 with_device, where))
+        result._check()  # a bad type or column raises here, not at the first read
+        return result
+
+    def _scan_request(self, type: str, columns: Sequence[str] | None, device: str | Sequence[str] | None,
+                      start: Any, end: Any, batch_rows: int | None, device_prefix: str | None,
+                      with_device: bool, where: Any) -> dict[str, Any]:
+        """The request of :meth:`scan`, checked."""
         self._require_open()
         request: dict[str, Any] = {"type": _check_str(type, "type")}
         if device is not None:
@@ -862,9 +875,58 @@ class Database(_Schema):
             if not 0 < batch_rows < 2**31:
                 raise InvalidArgumentError(f"batch_rows must be in 1 .. 2**31-1, got {batch_rows}")
             request["batch_rows"] = int(batch_rows)
-        result = Result(self, request)
-        result._check()  # a bad type or column raises here, not at the first read
-        return result
+        return request
+
+    def lookup(self, type: str, columns: Sequence[str] | None = None, **key: Any) -> Result:
+        """Rows whose properties equal, or fall in, the given values: a
+        scan with a filter, which an index over those properties serves
+        (see :meth:`explain`). Each keyword is a property: a value for
+        ``=``, a ``(low, high)`` tuple for ``low <= p <= high`` (either end
+        may be None), a list or set for ``in``. Rows come sorted by device,
+        then time.
+
+        Example::
+
+            db.execute("CREATE INDEX ON A (k) UNIQUE")
+            db.lookup("A", k=42).to_pandas()
+            db.lookup("A", k=(10, 20), columns=["v"])
+        """
+        if not key:
+            raise InvalidArgumentError("lookup needs at least one property=value")
+        where: list[Any] = []
+        for prop, value in key.items():
+            if isinstance(value, tuple):
+                if len(value) != 2:
+                    raise InvalidArgumentError(f"lookup {prop}: a range is a (low, high) tuple, got {len(value)} values")
+                low, high = value
+                if low is not None:
+                    where.append((prop, ">=", low))
+                if high is not None:
+                    where.append((prop, "<=", high))
+                if low is None and high is None:
+                    where.append((prop, "is not null"))
+            elif isinstance(value, (list, set, frozenset)):
+                where.append((prop, "in", list(value)))
+            elif value is None:
+                raise InvalidArgumentError(f"lookup {prop}=None: nulls are not indexed; scan with where=({prop!r}, 'is null')")
+            else:
+                where.append((prop, "=", value))
+        return self.scan(type, columns=columns, where=where)
+
+    def explain(self, type: str, where: Any = None, device: str | Sequence[str] | None = None,
+                start: Any = None, end: Any = None, device_prefix: str | None = None) -> str:
+        """How :meth:`scan` with these arguments would read its rows,
+        without reading them: ``"index NAME on TYPE (k = 42): 1 candidate
+        rows in 1 devices, ..."`` when the filter goes through an index,
+        else ``"scan of TYPE: ..."``."""
+        handle = self._require_open()
+        request = self._scan_request(type, None, device, start, end, None, device_prefix, True, where)
+        out = ctypes.c_void_p()
+        err = ctypes.c_void_p()
+        status = _lib.lib.arcadego_explain(handle, _encode(json.dumps(request), "request"), ctypes.byref(out),
+                                           ctypes.byref(err))
+        _lib.check(status, err)
+        return _lib.take_string(out) or ""
 
     def aggregate(self, type: str, aggregates: Mapping[str, str | Sequence[str]],
                   device: str | Sequence[str] | None = None,
