@@ -27,6 +27,12 @@ import (
 // Commit N creates type T<N> with property k, writes row N into T<N>, and
 // writes row N into the shared type S (device d<N%3>), so a partial commit
 // shows as a type without its rows or rows without their type.
+//
+// Commit indexCommit also creates a UNIQUE index on S.k and one on L.k:
+// its backfill, and the sidecars every flush and compaction writes after
+// it, are killed too; after reopening, lookups through them must find
+// exactly the rows a scan finds.
+const indexCommit = 12
 
 const (
 	crashDirEnv    = "ARCADEGO_CRASH_CHILD_DIR"
@@ -59,6 +65,9 @@ func crashChild(dir string) {
 		tx, err := db.Begin()
 		if err == nil {
 			err = tx.Exec(fmt.Sprintf("CREATE DOCUMENT TYPE T%d; CREATE PROPERTY T%d.k INT64", n, n))
+		}
+		if err == nil && n == indexCommit {
+			err = tx.Exec("CREATE INDEX sk ON S (k) UNIQUE; CREATE INDEX lk ON L (k) NOTUNIQUE")
 		}
 		if err == nil {
 			err = tx.Insert(fmt.Sprintf("T%d", n), "", int64Tablet([]int64{int64(n)}, map[string][]int64{"k": {int64(n)}}))
@@ -216,6 +225,18 @@ func crashTrialsWithBudget(t *testing.T, trials int, budget int64) {
 			rowsInS += len(dev)
 		}
 		assert.Equal(t, present, rowsInS, "trial %d: rows of S match the committed types", trial)
+		if present > indexCommit {
+			s, _ := db.Catalog().Type("S")
+			require.Len(t, s.Indexes(), 1, "trial %d: the index commit is there", trial)
+			for n := range int64(present) {
+				got, plan := whereRows(t, db, "S", cond("k", "=", n))
+				require.Contains(t, plan, "index sk", "trial %d", trial)
+				require.Equal(t, []string{fmt.Sprintf("d%d@%d", n%3, n)}, got, "trial %d: S.k = %d through the index", trial, n)
+				got, _ = whereRows(t, db, "L", cond("k", "=", n))
+				want, _ := whereRows(t, db, "L", Where{Or: []Where{cond("k", "=", n)}})
+				require.Equal(t, want, got, "trial %d: L.k = %d through the index", trial, n)
+			}
+		}
 		assert.GreaterOrEqual(t, present, acked, "trial %d: every acknowledged commit survived", trial)
 		for n := range acked {
 			_, ok := db.Catalog().Type(fmt.Sprintf("T%d", n))
@@ -223,6 +244,9 @@ func crashTrialsWithBudget(t *testing.T, trials int, budget int64) {
 		}
 		strays, err := filepath.Glob(filepath.Join(dir, tablesDir, "*", ".tmp-*"))
 		require.NoError(t, err)
+		tmpSidecars, err := filepath.Glob(filepath.Join(dir, tablesDir, "*", indexDir, ".tmp-*"))
+		require.NoError(t, err)
+		strays = append(strays, tmpSidecars...)
 		assert.Empty(t, strays, "trial %d: temporary files left after reopen", trial)
 		require.NoError(t, db.Close())
 		total += acked

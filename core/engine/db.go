@@ -388,6 +388,7 @@ func (db *DB) recover() error {
 		// re-written rows would undo the deletes that flush made physical.
 		writes = slices.DeleteFunc(writes, func(w write) bool { return db.flushedPast(w.typ, lsn) })
 		dels = slices.DeleteFunc(dels, func(d resolvedDelete) bool { return db.flushedPast(d.typ, lsn) })
+		db.indexMemtables(cat, rec.ops)
 		if err := db.applyInOrder(cat, writes, dels); err != nil {
 			return fmt.Errorf("%s: %w", where(), err)
 		}
@@ -749,6 +750,7 @@ func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []
 		}
 		p.published = true
 	}
+	db.indexMemtables(cat, ops)
 	if err := db.applyInOrder(cat, writes, dels); err != nil {
 		db.fail(err)
 		return fmt.Errorf("commit: %w", err)

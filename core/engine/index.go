@@ -77,13 +77,19 @@ func (db *DB) indexWrite(cat *schema.Catalog, mem *memtable.Memtable, w write) {
 	if cat == nil {
 		return
 	}
-	ty, ok := cat.TypeByID(w.typ)
-	if !ok || len(ty.Indexes()) == 0 {
+	if ty, ok := cat.TypeByID(w.typ); ok {
+		db.indexRows(mem, ty.Indexes(), w)
+	}
+}
+
+// indexRows adds the entries of w's rows to mem's parts of indexes.
+func (db *DB) indexRows(mem *memtable.Memtable, indexes []*schema.Index, w write) {
+	if len(indexes) == 0 {
 		return
 	}
 	parts := db.memPartsOf(mem)
 	n := w.t.Rows()
-	for _, ix := range ty.Indexes() {
+	for _, ix := range indexes {
 		pos := make([]int, len(ix.Properties))
 		present := false
 		for k, id := range ix.Properties {
@@ -132,6 +138,52 @@ func (db *DB) indexWrite(cat *schema.Catalog, mem *memtable.Memtable, w write) {
 			at = ends[k]
 		}
 		part.Add(entries)
+	}
+}
+
+// indexMemtables fills the memtable parts of the indexes ops create (as
+// of cat) from the rows the memtables hold, before the commit's own rows
+// are applied and its catalog published: the files' parts are built from
+// the files (buildSidecars), the memtables' from their rows. The caller
+// holds publishMu, or is Open's replay.
+func (db *DB) indexMemtables(cat *schema.Catalog, ops []schema.Op) {
+	for _, op := range ops {
+		if op.Kind != schema.CreateIndex {
+			continue
+		}
+		ty, ok := cat.Type(op.Type)
+		if !ok {
+			continue
+		}
+		name := op.Index
+		if name == "" {
+			name = schema.IndexName(op.Type, op.Properties)
+		}
+		ix, ok := ty.Index(name)
+		if !ok {
+			continue
+		}
+		v := db.view.Load()
+		mems := []*memtable.Memtable{v.mem}
+		if v.imm != nil {
+			mems = append(mems, v.imm.mem)
+		}
+		refs := make([]memtable.ColumnRef, len(ix.Properties))
+		for k, p := range keyProps(ty, ix) {
+			refs[k] = memtable.ColumnRef{ID: p.ID, Name: p.Name, Type: p.Type}
+		}
+		for _, m := range mems {
+			for _, d := range m.Devices(ty.ID) {
+				c, ok := m.Lookup(ty.ID, d)
+				if !ok {
+					continue
+				}
+				cur := c.Snapshot().Cursor(refs, math.MinInt64, math.MaxInt64, DefaultBatchRows)
+				for t := cur.Next(); t != nil; t = cur.Next() {
+					db.indexRows(m, []*schema.Index{ix}, write{typ: ty.ID, device: d, t: t, ids: ix.Properties})
+				}
+			}
+		}
 	}
 }
 
