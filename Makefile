@@ -89,6 +89,7 @@ bench-python: venv
 	$(VENV)/bin/python tests/bench/bench_devices.py
 	$(VENV)/bin/python tests/bench/bench_sum.py
 	$(VENV)/bin/python tests/bench/bench_queries.py
+	$(VENV)/bin/python tests/bench/bench_index.py
 	$(VENV)/bin/python tests/bench/bench_template.py
 
 demo: venv
