@@ -636,7 +636,10 @@ func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []
 	var unique map[schema.TypeID][]*schema.Index
 	var uniqueSeq uint64
 	var uniqueCreates bool
-	if txCat, txWrites, err := resolve(base, view, ops, entries, false); err == nil {
+	if !mayNeedUnique(base, view, ops, entries) {
+		// Nothing to check; a UNIQUE index created meanwhile is caught
+		// under commitMu (uniqueStillHolds).
+	} else if txCat, txWrites, err := resolve(base, view, ops, entries, false); err == nil {
 		if unique, uniqueCreates = uniqueWork(txCat, ops, txWrites); unique != nil {
 			db.uniqueMu.Lock()
 			defer db.uniqueMu.Unlock() // after the rows are in the memtable

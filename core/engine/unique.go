@@ -88,6 +88,32 @@ func uniqueStillHolds(cat *schema.Catalog, ops []schema.Op, writes []write, chec
 	return nil
 }
 
+// mayNeedUnique is a quick look, before resolving, at whether a commit
+// writes a type with a UNIQUE index (as of view, else base) or creates
+// one.
+func mayNeedUnique(base, view *schema.Catalog, ops []schema.Op, entries []entry) bool {
+	for _, op := range ops {
+		if op.Kind == schema.CreateIndex && op.Unique {
+			return true
+		}
+	}
+	cat := view
+	if cat == nil {
+		cat = base
+	}
+	last := ""
+	for i, e := range entries {
+		if i > 0 && e.typ == last {
+			continue
+		}
+		last = e.typ
+		if ty, ok := cat.Type(e.typ); ok && slices.ContainsFunc(ty.Indexes(), func(ix *schema.Index) bool { return ix.Unique }) {
+			return true
+		}
+	}
+	return false
+}
+
 // settle waits until every commit appended so far is visible.
 func (db *DB) settle() uint64 {
 	db.commitMu.Lock()
