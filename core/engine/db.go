@@ -616,11 +616,17 @@ func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entr
 		}
 	}
 	// The backfill of CREATE INDEX: the existing files' sidecars, built
-	// now rather than by the first lookup. Lookups are correct either way.
+	// now rather than by the first lookup (lookups are correct either
+	// way); and DROP INDEX's sidecars deleted.
 	for _, op := range ops {
-		if op.Kind == schema.CreateIndex {
+		switch op.Kind {
+		case schema.CreateIndex:
 			if ty, ok := db.catalog.Load().Type(op.Type); ok {
-				db.buildSidecars(ty.ID)
+				db.buildSidecars(ty.ID, false)
+			}
+		case schema.DropIndex: // DROP INDEX may leave out the type
+			if _, ty, ok := base.IndexByName(op.Index); ok {
+				db.buildSidecars(ty.ID, true)
 			}
 		}
 	}
@@ -636,16 +642,17 @@ func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []
 	var unique map[schema.TypeID][]*schema.Index
 	var uniqueSeq uint64
 	var uniqueCreates bool
-	if !mayNeedUnique(base, view, ops, entries) {
-		// Nothing to check; a UNIQUE index created meanwhile is caught
-		// under commitMu (uniqueStillHolds).
-	} else if txCat, txWrites, err := resolve(base, view, ops, entries, false); err == nil {
-		if unique, uniqueCreates = uniqueWork(txCat, ops, txWrites); unique != nil {
-			db.uniqueMu.Lock()
-			defer db.uniqueMu.Unlock() // after the rows are in the memtable
-			uniqueSeq = db.settle()
-			if err := db.checkUnique(txCat, unique, txWrites, deletes); err != nil {
-				return fmt.Errorf("commit: %w", err)
+	// (A UNIQUE index created meanwhile is caught under commitMu, by
+	// uniqueStillHolds.)
+	if mayNeedUnique(base, view, ops, entries) {
+		if txCat, txWrites, err := resolve(base, view, ops, entries, false); err == nil {
+			if unique, uniqueCreates = uniqueWork(txCat, ops, txWrites); unique != nil {
+				db.uniqueMu.Lock()
+				defer db.uniqueMu.Unlock() // after the rows are in the memtable
+				uniqueSeq = db.settle()
+				if err := db.checkUnique(txCat, unique, txWrites, deletes); err != nil {
+					return fmt.Errorf("commit: %w", err)
+				}
 			}
 		}
 	}

@@ -42,32 +42,8 @@ func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
 	if !ok {
 		return nil, fmt.Errorf("devices: type %q: %w", typ, errs.ErrNotFound)
 	}
-	var files []*dataFile
-	var mems []*memtable.Memtable
-	db.stateMu.Lock()
-	v := db.view.Load()
-	if t := v.tables[ty.ID]; t != nil {
-		files = t.files
-		for _, f := range files {
-			f.refs.Add(1)
-		}
-	}
-	if v.imm != nil {
-		mems = append(mems, v.imm.mem)
-	}
-	mems = append(mems, v.mem)
-	for _, m := range mems {
-		m.Retain()
-	}
-	db.stateMu.Unlock()
-	defer func() {
-		for _, f := range files {
-			f.unref()
-		}
-		for _, m := range mems {
-			m.Release()
-		}
-	}()
+	files, mems := db.pin(ty.ID)
+	defer unpin(files, mems)
 
 	var srcs deviceSources
 	for _, f := range files {

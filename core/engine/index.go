@@ -35,10 +35,10 @@ import (
 // source's part for the (device, time) of the rows that held a matching
 // key, and reads only those devices, between their first and last such
 // time, through the filter: rows since overwritten or deleted fall out
-// there. Nulls are not indexed (a row whose key has a null is in no part;
-// no filter that an index serves accepts a null). Sidecars of a dropped
-// index or a replaced file are deleted with the file, at the next flush
-// and at open.
+// there. Nulls are not indexed (a row whose first key property is null is
+// in no part; no filter that an index serves accepts a null). A replaced
+// file's sidecars are deleted with it, a dropped index's once DROP INDEX
+// has committed, and any left over (a crash in between) at open.
 
 const indexDir = "_index"
 
@@ -287,43 +287,33 @@ func sidecarEntries(ty *schema.Type, f *dataFile, ix *schema.Index) ([]string, [
 
 // buildSidecars makes sure every file of the type's current table has
 // its part of each of the type's indexes (the backfill of CREATE INDEX
-// and the flushes' eager build), and deletes the sidecars that belong to
-// no file or index of it. Errors are left to the lookups, which build
-// what is missing themselves.
-func (db *DB) buildSidecars(id schema.TypeID) {
+// and the flushes' eager build); with sweep, it also deletes the
+// sidecars that belong to no file or index of it (DROP INDEX). Errors
+// are left to the lookups, which build what is missing themselves.
+func (db *DB) buildSidecars(id schema.TypeID, sweep bool) {
 	ty, _ := db.catalog.Load().TypeByID(id)
-	db.stateMu.Lock()
-	t := db.view.Load().tables[id]
-	var files []*dataFile
-	if t != nil {
-		files = t.files
-		for _, f := range files {
-			f.refs.Add(1)
-		}
-	}
-	db.stateMu.Unlock()
-	if t == nil {
-		return
-	}
+	files, mems := db.pin(id)
+	defer unpin(files, mems)
+	dir := db.tableDir(id)
 	for _, f := range files {
 		if ty != nil {
 			for _, ix := range ty.Indexes() {
-				_, _ = db.sidecar(ty, t.dir, f, ix)
+				_, _ = db.sidecar(ty, dir, f, ix)
 			}
 		}
 	}
-	if !db.opts.ReadOnly {
-		sweepSidecars(t.dir, ty, files)
-	}
-	for _, f := range files {
-		f.unref()
+	if sweep && !db.opts.ReadOnly {
+		sweepSidecars(dir, ty, files)
 	}
 }
 
-// indexAll runs buildSidecars for every type with a table.
+// indexAll runs buildSidecars for every indexed type with a table.
 func (db *DB) indexAll() {
+	cat := db.catalog.Load()
 	for id := range db.view.Load().tables {
-		db.buildSidecars(id)
+		if ty, ok := cat.TypeByID(id); ok && len(ty.Indexes()) > 0 {
+			db.buildSidecars(id, false)
+		}
 	}
 }
 
@@ -391,18 +381,17 @@ func planIndex(ty *schema.Type, w *Where) *indexPlan {
 	if w == nil {
 		return nil
 	}
+	// The conditions every accepted row meets: w's, or those of its
+	// "and"s, at any depth ("or"s constrain no one property).
 	var conds []Cond
-	var collect func(w *Where) bool
-	collect = func(w *Where) bool {
-		switch {
-		case w.Cond != nil:
+	var collect func(w *Where)
+	collect = func(w *Where) {
+		if w.Cond != nil {
 			conds = append(conds, *w.Cond)
-		case w.And != nil:
-			for i := range w.And {
-				collect(&w.And[i])
-			}
 		}
-		return true
+		for i := range w.And {
+			collect(&w.And[i])
+		}
 	}
 	collect(w)
 	var best *indexPlan

@@ -221,12 +221,14 @@ func TestIndexSidecars(t *testing.T) {
 	require.Equal(t, uint64(1), db.sidecarsBuilt.Load())
 
 	require.NoError(t, db.Exec("DROP INDEX tk"))
+	m, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*"))
+	require.Empty(t, m, "the dropped index's sidecars are gone once DROP INDEX commits")
 	_, plan = whereRows(t, db, "T", cond("k", "=", int64(11)))
 	require.True(t, strings.HasPrefix(plan, "scan of T"), plan)
 	require.NoError(t, db.Insert("T", "d9", int64Tablet([]int64{1}, map[string][]int64{"k": {5}})))
 	require.NoError(t, db.Flush())
-	m, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*"))
-	require.Empty(t, m, "the dropped index's sidecars are gone after the next flush")
+	m, _ = filepath.Glob(filepath.Join(filepath.Dir(path), "*"))
+	require.Empty(t, m, "and stay gone after the next flush")
 }
 
 func listFiles(t *testing.T, dir string) []string {

@@ -79,7 +79,7 @@ type Rows struct {
 	where      *filter // nil: every row
 	nOut       int     // props[:nOut] are the result's; the rest only the filter's
 	sparse     bool    // the request names its devices: point reads
-	plan       string  // how the scan reads (Explain)
+	plan       scanPlan
 
 	// What the scan reads, fixed at its start: the type's files (one
 	// reference each) and, per device, its memtable snapshots, oldest
@@ -183,25 +183,9 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		r.cols[i] = segment.Column{ID: p.ID, Name: p.Name, Type: p.Type}
 	}
 
-	var mems []*memtable.Memtable
-	db.stateMu.Lock()
-	v := db.view.Load()
-	if t := v.tables[ty.ID]; t != nil {
-		for _, f := range t.files {
-			f.refs.Add(1)
-		}
-		r.files = t.files
-		r.scanners = make([]*segment.Scanner, len(t.files))
-	}
-	if v.imm != nil {
-		mems = append(mems, v.imm.mem)
-	}
-	mems = append(mems, v.mem)
-	for _, m := range mems {
-		m.Retain() // under stateMu: the flusher releases imm after taking it out of the view
-	}
-	r.mems = mems
-	db.stateMu.Unlock()
+	files, mems := db.pin(ty.ID)
+	r.files, r.mems = files, mems
+	r.scanners = make([]*segment.Scanner, len(files))
 	if req.takeFiles != nil && len(r.files) > 0 {
 		if taken := req.takeFiles(r.files, mems); taken != nil {
 			kept := make([]*dataFile, 0, len(r.files))
@@ -221,16 +205,14 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	// An index narrows the scan to the devices and times of the rows
 	// that held a matching key; the filter then reads their rows.
 	var windows map[string][2]int64
-	r.plan = fmt.Sprintf("scan of %s: %d files, %d memtables", ty.Name, len(r.files), len(mems))
+	r.plan = scanPlan{files: len(r.files), mems: len(mems)}
 	if plan := planIndex(ty, req.Where); plan != nil {
-		var n int
 		var err error
-		if windows, n, err = db.candidates(ty, plan, r.files, mems); err != nil {
+		if windows, r.plan.candidates, err = db.candidates(ty, plan, r.files, mems); err != nil {
 			r.Close()
 			return nil, fmt.Errorf("scan: %w", err)
 		}
-		r.plan = fmt.Sprintf("index %s on %s (%s): %d candidate rows in %d devices, %d files, %d memtables",
-			plan.ix.Name, ty.Name, plan.desc, n, len(windows), len(r.files), len(mems))
+		r.plan.index, r.plan.devices = plan, len(windows)
 	}
 
 	if r.start >= r.end {
@@ -346,9 +328,23 @@ func (r *Rows) inFiles(device string, start, end int64) bool {
 // small device's pages rather than its row groups.
 const sparseDevices = 256
 
+// scanPlan is how a scan reads its rows (Rows.Plan).
+type scanPlan struct {
+	index               *indexPlan // nil: every device
+	candidates, devices int        // through the index
+	files, mems         int
+}
+
 // Plan says how the scan reads its rows: through which index, with how
 // many candidate rows, or over every device.
-func (r *Rows) Plan() string { return r.plan }
+func (r *Rows) Plan() string {
+	p := r.plan
+	if p.index == nil {
+		return fmt.Sprintf("scan of %s: %d files, %d memtables", r.typ.Name, p.files, p.mems)
+	}
+	return fmt.Sprintf("index %s on %s (%s): %d candidate rows in %d devices, %d files, %d memtables",
+		p.index.ix.Name, r.typ.Name, p.index.desc, p.candidates, p.devices, p.files, p.mems)
+}
 
 // Explain returns how a scan of req would read its rows (Rows.Plan),
 // without reading them.

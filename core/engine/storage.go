@@ -72,6 +72,40 @@ type dataFile struct {
 	ix   map[schema.IndexID]*index.File
 }
 
+// pin returns the files of type id's table and the memtables (oldest
+// first) of the current view, holding a reference on each: flushes and
+// compactions may replace them meanwhile. unpin lets them go.
+func (db *DB) pin(id schema.TypeID) ([]*dataFile, []*memtable.Memtable) {
+	db.stateMu.Lock()
+	defer db.stateMu.Unlock()
+	v := db.view.Load()
+	var files []*dataFile
+	if t := v.tables[id]; t != nil {
+		files = t.files
+		for _, f := range files {
+			f.refs.Add(1)
+		}
+	}
+	var mems []*memtable.Memtable
+	if v.imm != nil {
+		mems = append(mems, v.imm.mem)
+	}
+	mems = append(mems, v.mem)
+	for _, m := range mems {
+		m.Retain() // under stateMu: the flusher releases imm after taking it out of the view
+	}
+	return files, mems
+}
+
+func unpin(files []*dataFile, mems []*memtable.Memtable) {
+	for _, f := range files {
+		f.unref()
+	}
+	for _, m := range mems {
+		m.Release()
+	}
+}
+
 func (f *dataFile) unref() {
 	if f.refs.Add(-1) == 0 {
 		f.closeSidecars()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/index"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 )
@@ -28,12 +29,6 @@ import (
 
 // errUniqueRetry: the check no longer holds; commit runs it again.
 var errUniqueRetry = errors.New("a commit came in between the UNIQUE check and the append")
-
-// rowAt names a row.
-type rowAt struct {
-	device string
-	time   int64
-}
 
 // uniqueWork returns the UNIQUE indexes a commit of ops and entries
 // must check, as of cat, and whether one of them is created by ops.
@@ -159,8 +154,8 @@ type partialKey []*cell
 func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes []write, deletes []txDelete) error {
 	props := keyProps(ty, ix)
 	// The transaction's rows: each key property's newest non-null value.
-	mine := map[rowAt]partialKey{}
-	var order []rowAt
+	mine := map[index.Row]partialKey{}
+	var order []index.Row
 	for _, w := range writes {
 		if w.typ != ty.ID {
 			continue
@@ -175,7 +170,7 @@ func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes [
 			continue
 		}
 		for i, tm := range w.t.Times {
-			at := rowAt{w.device, tm}
+			at := index.Row{Device: w.device, Time: tm}
 			pk, seen := mine[at]
 			if !seen {
 				pk = make(partialKey, len(props))
@@ -191,7 +186,7 @@ func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes [
 		}
 	}
 	// Complete them from the rows as they are.
-	var incomplete []rowAt
+	var incomplete []index.Row
 	for _, at := range order {
 		if slices.Contains(mine[at], nil) {
 			incomplete = append(incomplete, at)
@@ -221,7 +216,7 @@ func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes [
 		}
 		return string(b), true
 	}
-	owner := map[string]rowAt{}
+	owner := map[string]index.Row{}
 	for _, at := range order {
 		key, ok := keyOf(mine[at])
 		if !ok {
@@ -232,9 +227,9 @@ func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes [
 		}
 		owner[key] = at
 	}
-	deleted := func(at rowAt) bool {
+	deleted := func(at index.Row) bool {
 		for _, d := range deletes {
-			if d.typ == ty.Name && slices.ContainsFunc(d.ranges, func(r memtable.DeleteRange) bool { return r.Covers(at.device, at.time) }) {
+			if d.typ == ty.Name && slices.ContainsFunc(d.ranges, func(r memtable.DeleteRange) bool { return r.Covers(at.Device, at.Time) }) {
 				return true
 			}
 		}
@@ -242,7 +237,7 @@ func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes [
 	}
 	// The rows already there: every row when the index is new, else the
 	// index's candidates for the transaction's keys.
-	var stored map[rowAt]partialKey
+	var stored map[index.Row]partialKey
 	var err error
 	if isNew {
 		stored, err = db.readKeys(ty, props, nil)
@@ -256,7 +251,7 @@ func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes [
 	if err != nil {
 		return err
 	}
-	others := map[string]rowAt{}
+	others := map[string]index.Row{}
 	for at, pk := range stored {
 		if _, rewritten := mine[at]; rewritten || deleted(at) {
 			continue // its key after the commit is the transaction's
@@ -266,11 +261,11 @@ func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes [
 			continue
 		}
 		if prev, dup := owner[key]; dup {
-			return uniqueError(ix, props, pk, prev, fmt.Sprintf("and by device %q at time %d", at.device, at.time))
+			return uniqueError(ix, props, pk, prev, fmt.Sprintf("and by device %q at time %d", at.Device, at.Time))
 		}
 		if isNew {
 			if prev, dup := others[key]; dup {
-				return uniqueError(ix, props, pk, prev, fmt.Sprintf("and by device %q at time %d", at.device, at.time))
+				return uniqueError(ix, props, pk, prev, fmt.Sprintf("and by device %q at time %d", at.Device, at.Time))
 			}
 			others[key] = at
 		}
@@ -278,7 +273,7 @@ func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes [
 	return nil
 }
 
-func uniqueError(ix *schema.Index, props []*schema.Property, pk partialKey, at rowAt, also string) error {
+func uniqueError(ix *schema.Index, props []*schema.Property, pk partialKey, at index.Row, also string) error {
 	parts := make([]string, len(props))
 	for k, p := range props {
 		c := pk[k]
@@ -294,21 +289,21 @@ func uniqueError(ix *schema.Index, props []*schema.Property, pk partialKey, at r
 		}
 	}
 	return fmt.Errorf("UNIQUE index %q: key (%s) held by device %q at time %d %s: %w",
-		ix.Name, strings.Join(parts, ", "), at.device, at.time, also, errs.ErrConflict)
+		ix.Name, strings.Join(parts, ", "), at.Device, at.Time, also, errs.ErrConflict)
 }
 
 // readKeys reads the key properties of rows (nil: every row of ty) as
 // they are now.
-func (db *DB) readKeys(ty *schema.Type, props []*schema.Property, rows []rowAt) (map[rowAt]partialKey, error) {
+func (db *DB) readKeys(ty *schema.Type, props []*schema.Property, rows []index.Row) (map[index.Row]partialKey, error) {
 	names := make([]string, len(props))
 	for k, p := range props {
 		names[k] = p.Name
 	}
-	out := map[rowAt]partialKey{}
+	out := map[index.Row]partialKey{}
 	if pty, ok := db.catalog.Load().Type(ty.Name); !ok || pty.ID != ty.ID {
 		return out, nil // created by this commit: no rows yet
 	}
-	read := func(req ScanRequest, want func(rowAt) bool) error {
+	read := func(req ScanRequest, want func(index.Row) bool) error {
 		req.Type, req.Properties = ty.Name, names
 		r, err := db.Scan(context.Background(), req)
 		if err != nil {
@@ -321,7 +316,7 @@ func (db *DB) readKeys(ty *schema.Type, props []*schema.Property, rows []rowAt) 
 				break
 			}
 			for i, tm := range b.Rows.Times {
-				at := rowAt{b.Device, tm}
+				at := index.Row{Device: b.Device, Time: tm}
 				if want != nil && !want(at) {
 					continue
 				}
@@ -342,9 +337,9 @@ func (db *DB) readKeys(ty *schema.Type, props []*schema.Property, rows []rowAt) 
 	}
 	byDevice := map[string][]int64{}
 	for _, at := range rows {
-		byDevice[at.device] = append(byDevice[at.device], at.time)
+		byDevice[at.Device] = append(byDevice[at.Device], at.Time)
 	}
-	set := map[rowAt]bool{}
+	set := map[index.Row]bool{}
 	for _, at := range rows {
 		set[at] = true
 	}
@@ -354,7 +349,7 @@ func (db *DB) readKeys(ty *schema.Type, props []*schema.Property, rows []rowAt) 
 		if hi == math.MaxInt64 {
 			end = hi
 		}
-		if err := read(ScanRequest{Devices: []string{d}, Start: &lo, End: &end}, func(at rowAt) bool { return set[at] }); err != nil {
+		if err := read(ScanRequest{Devices: []string{d}, Start: &lo, End: &end}, func(at index.Row) bool { return set[at] }); err != nil {
 			return nil, err
 		}
 	}
@@ -363,32 +358,15 @@ func (db *DB) readKeys(ty *schema.Type, props []*schema.Property, rows []rowAt) 
 
 // keyCandidates reads, as they are now, the rows that ix lists under any
 // of keys (encoded).
-func (db *DB) keyCandidates(ty *schema.Type, ix *schema.Index, props []*schema.Property, keys []string) (map[rowAt]partialKey, error) {
+func (db *DB) keyCandidates(ty *schema.Type, ix *schema.Index, props []*schema.Property, keys []string) (map[index.Row]partialKey, error) {
 	plan := &indexPlan{ix: ix}
 	for _, k := range keys {
 		plan.ranges = append(plan.ranges, keyRange{lo: []byte(k), hi: append([]byte(k), 0)})
 	}
-	db.stateMu.Lock()
-	v := db.view.Load()
-	var files []*dataFile
-	if t := v.tables[ty.ID]; t != nil {
-		files = t.files
-		for _, f := range files {
-			f.refs.Add(1)
-		}
-	}
-	mems := []*memtable.Memtable{v.mem}
-	if v.imm != nil {
-		mems = append(mems, v.imm.mem)
-	}
-	db.stateMu.Unlock()
-	defer func() {
-		for _, f := range files {
-			f.unref()
-		}
-	}()
-	var rows []rowAt
-	err := db.candidateRows(ty, plan, files, mems, func(d string, t int64) { rows = append(rows, rowAt{d, t}) })
+	files, mems := db.pin(ty.ID)
+	defer unpin(files, mems)
+	var rows []index.Row
+	err := db.candidateRows(ty, plan, files, mems, func(d string, t int64) { rows = append(rows, index.Row{Device: d, Time: t}) })
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
