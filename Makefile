@@ -79,6 +79,7 @@ bench-go:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'InsertExpansion|SchemaBatch|BulkInsert|Scan$$|Flush|Reopen|DirectWrite|InsertLong|AddProperty' -benchtime 10x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench QueryDuringExpansion -benchtime 10x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'Compact$$|DeleteRange|Clone$$' -benchtime 1x ./core/engine/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'CreateIndex|InsertIndexed' -benchtime 2x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 200x ./core/wal/
 	$(MAKE) lib
 	CGO_ENABLED=0 ARCADEGO_LIB=$(CURDIR)/$(LIB) $(GO) test -run '^$$' -bench 'Insert|Scan' -benchtime 20x ./tests/abi/

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -153,14 +154,24 @@ type partialKey []*cell
 
 func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes []write, deletes []txDelete) error {
 	props := keyProps(ty, ix)
-	// The transaction's rows: each key property's newest non-null value.
-	mine := map[index.Row]partialKey{}
-	var order []index.Row
+	np := len(props)
+	// The transaction's rows: row i (order[i]) has each key property's
+	// newest non-null value in cells[i*np+k] when set[i*np+k].
+	total := 0
+	for _, w := range writes {
+		if w.typ == ty.ID {
+			total += w.t.Rows()
+		}
+	}
+	slot := make(map[index.Row]int, total)
+	order := make([]index.Row, 0, total)
+	cells := make([]cell, 0, total*np)
+	set := make([]bool, 0, total*np)
+	pos := make([]int, np)
 	for _, w := range writes {
 		if w.typ != ty.ID {
 			continue
 		}
-		pos := make([]int, len(props))
 		touches := false
 		for k, p := range props {
 			pos[k] = slices.Index(w.ids, p.ID)
@@ -171,61 +182,75 @@ func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes [
 		}
 		for i, tm := range w.t.Times {
 			at := index.Row{Device: w.device, Time: tm}
-			pk, seen := mine[at]
+			r, seen := slot[at]
 			if !seen {
-				pk = make(partialKey, len(props))
+				r = len(order)
+				slot[at] = r
 				order = append(order, at)
+				cells = append(cells, make([]cell, np)...)
+				set = append(set, make([]bool, np)...)
 			}
 			for k, j := range pos {
 				if j >= 0 && w.t.Columns[j].Valid(i) {
-					c := cellAt(&w.t.Columns[j], i)
-					pk[k] = &c
+					cells[r*np+k], set[r*np+k] = cellAt(&w.t.Columns[j], i), true
 				}
 			}
-			mine[at] = pk
 		}
+	}
+	scratch := make(partialKey, np)
+	mine := func(r int) partialKey { // valid until the next call
+		for k := range np {
+			scratch[k] = nil
+			if set[r*np+k] {
+				scratch[k] = &cells[r*np+k]
+			}
+		}
+		return scratch
 	}
 	// Complete them from the rows as they are.
 	var incomplete []index.Row
-	for _, at := range order {
-		if slices.Contains(mine[at], nil) {
+	for r, at := range order {
+		if slices.Contains(set[r*np:(r+1)*np], false) {
 			incomplete = append(incomplete, at)
 		}
 	}
 	if len(incomplete) > 0 {
-		stored, err := db.readKeys(ty, props, incomplete)
+		err := db.eachKey(ty, props, incomplete, func(at index.Row, pk partialKey) error {
+			r := slot[at]
+			for k, c := range pk {
+				if c != nil && !set[r*np+k] {
+					cells[r*np+k], set[r*np+k] = *c, true
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		for _, at := range incomplete {
-			pk := mine[at]
-			for k, c := range stored[at] {
-				if pk[k] == nil {
-					pk[k] = c
-				}
-			}
-		}
 	}
-	keyOf := func(pk partialKey) (string, bool) {
-		var b []byte
+	var buf []byte
+	// keyOf encodes pk into buf (valid until the next call); false when
+	// a part is null.
+	keyOf := func(pk partialKey) ([]byte, bool) {
+		buf = buf[:0]
 		for k, c := range pk {
 			if c == nil {
-				return "", false
+				return nil, false
 			}
-			b = appendCell(b, props[k].Type, *c)
+			buf = appendCell(buf, props[k].Type, *c)
 		}
-		return string(b), true
+		return buf, true
 	}
-	owner := map[string]index.Row{}
-	for _, at := range order {
-		key, ok := keyOf(mine[at])
+	owner := make(map[string]index.Row, len(order))
+	for r, at := range order {
+		key, ok := keyOf(mine(r))
 		if !ok {
 			continue
 		}
-		if prev, dup := owner[key]; dup {
-			return uniqueError(ix, props, mine[at], prev, "in the same transaction")
+		if prev, dup := owner[string(key)]; dup {
+			return uniqueError(ix, props, mine(r), prev, "in the same transaction")
 		}
-		owner[key] = at
+		owner[string(key)] = at
 	}
 	deleted := func(at index.Row) bool {
 		for _, d := range deletes {
@@ -237,37 +262,59 @@ func (db *DB) checkIndex(ty *schema.Type, ix *schema.Index, isNew bool, writes [
 	}
 	// The rows already there: every row when the index is new, else the
 	// index's candidates for the transaction's keys.
-	var stored map[index.Row]partialKey
-	var err error
-	if isNew {
-		stored, err = db.readKeys(ty, props, nil)
-	} else if len(owner) > 0 {
-		keys := make([]string, 0, len(owner))
-		for k := range owner {
-			keys = append(keys, k)
-		}
-		stored, err = db.keyCandidates(ty, ix, props, keys)
-	}
-	if err != nil {
-		return err
-	}
-	others := map[string]index.Row{}
-	for at, pk := range stored {
-		if _, rewritten := mine[at]; rewritten || deleted(at) {
-			continue // its key after the commit is the transaction's
+	var seen []index.Row // isNew: the rows seen, keys[i] ends at ends[i]
+	var keys []byte
+	var ends []int
+	visit := func(at index.Row, pk partialKey) error {
+		if _, rewritten := slot[at]; rewritten || deleted(at) {
+			return nil // its key after the commit is the transaction's
 		}
 		key, ok := keyOf(pk)
 		if !ok {
-			continue
+			return nil
 		}
-		if prev, dup := owner[key]; dup {
+		if prev, dup := owner[string(key)]; dup {
 			return uniqueError(ix, props, pk, prev, fmt.Sprintf("and by device %q at time %d", at.Device, at.Time))
 		}
 		if isNew {
-			if prev, dup := others[key]; dup {
-				return uniqueError(ix, props, pk, prev, fmt.Sprintf("and by device %q at time %d", at.Device, at.Time))
+			seen, keys, ends = append(seen, at), append(keys, key...), append(ends, len(keys)+len(key))
+		}
+		return nil
+	}
+	if isNew {
+		if err := db.eachKey(ty, props, nil, visit); err != nil {
+			return err
+		}
+		return db.storedDuplicates(ty, ix, props, seen, keys, ends)
+	}
+	if len(owner) == 0 {
+		return nil
+	}
+	wanted := make([]string, 0, len(owner))
+	for k := range owner {
+		wanted = append(wanted, k)
+	}
+	return db.keyCandidates(ty, ix, props, wanted, visit)
+}
+
+// storedDuplicates reports two of rows with one key (row i's key ends at
+// ends[i] in keys), sorting them rather than hashing a million strings.
+func (db *DB) storedDuplicates(ty *schema.Type, ix *schema.Index, props []*schema.Property, rows []index.Row, keys []byte, ends []int) error {
+	entries := make([]index.Entry, len(rows))
+	at := 0
+	for i := range rows {
+		entries[i] = index.Entry{Key: keys[at:ends[i]:ends[i]], Device: uint32(i)} // Device: the row's number here
+		at = ends[i]
+	}
+	index.SortEntries(entries)
+	for i := 1; i < len(entries); i++ {
+		if bytes.Equal(entries[i].Key, entries[i-1].Key) {
+			a, b := rows[entries[i-1].Device], rows[entries[i].Device]
+			stored, err := db.readKeys(ty, props, []index.Row{a})
+			if err != nil {
+				return err
 			}
-			others[key] = at
+			return uniqueError(ix, props, stored[a], b, fmt.Sprintf("and by device %q at time %d", a.Device, a.Time))
 		}
 	}
 	return nil
@@ -292,17 +339,35 @@ func uniqueError(ix *schema.Index, props []*schema.Property, pk partialKey, at i
 		ix.Name, strings.Join(parts, ", "), at.Device, at.Time, also, errs.ErrConflict)
 }
 
-// readKeys reads the key properties of rows (nil: every row of ty) as
-// they are now.
+// readKeys reads the key properties of rows as they are now.
 func (db *DB) readKeys(ty *schema.Type, props []*schema.Property, rows []index.Row) (map[index.Row]partialKey, error) {
+	out := map[index.Row]partialKey{}
+	err := db.eachKey(ty, props, rows, func(at index.Row, pk partialKey) error {
+		own := make(partialKey, len(pk))
+		for k, c := range pk {
+			if c != nil {
+				v := *c
+				own[k] = &v
+			}
+		}
+		out[at] = own
+		return nil
+	})
+	return out, err
+}
+
+// eachKey calls fn with the key properties of each of rows (nil: every
+// row of ty) as they are now; pk is valid during the call only.
+func (db *DB) eachKey(ty *schema.Type, props []*schema.Property, rows []index.Row, fn func(at index.Row, pk partialKey) error) error {
 	names := make([]string, len(props))
 	for k, p := range props {
 		names[k] = p.Name
 	}
-	out := map[index.Row]partialKey{}
 	if pty, ok := db.catalog.Load().Type(ty.Name); !ok || pty.ID != ty.ID {
-		return out, nil // created by this commit: no rows yet
+		return nil // created by this commit: no rows yet
 	}
+	pk := make(partialKey, len(props))
+	cells := make([]cell, len(props))
 	read := func(req ScanRequest, want func(index.Row) bool) error {
 		req.Type, req.Properties = ty.Name, names
 		r, err := db.Scan(context.Background(), req)
@@ -320,20 +385,22 @@ func (db *DB) readKeys(ty *schema.Type, props []*schema.Property, rows []index.R
 				if want != nil && !want(at) {
 					continue
 				}
-				pk := make(partialKey, len(props))
 				for k := range props {
+					pk[k] = nil
 					if c := &b.Rows.Columns[k]; c.Valid(i) {
-						v := cellAt(c, i)
-						pk[k] = &v
+						cells[k] = cellAt(c, i)
+						pk[k] = &cells[k]
 					}
 				}
-				out[at] = pk
+				if err := fn(at, pk); err != nil {
+					return err
+				}
 			}
 		}
 		return r.Err()
 	}
 	if rows == nil {
-		return out, read(ScanRequest{}, nil)
+		return read(ScanRequest{}, nil)
 	}
 	byDevice := map[string][]int64{}
 	for _, at := range rows {
@@ -350,15 +417,15 @@ func (db *DB) readKeys(ty *schema.Type, props []*schema.Property, rows []index.R
 			end = hi
 		}
 		if err := read(ScanRequest{Devices: []string{d}, Start: &lo, End: &end}, func(at index.Row) bool { return set[at] }); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
-// keyCandidates reads, as they are now, the rows that ix lists under any
-// of keys (encoded).
-func (db *DB) keyCandidates(ty *schema.Type, ix *schema.Index, props []*schema.Property, keys []string) (map[index.Row]partialKey, error) {
+// keyCandidates calls fn with the key properties, as they are now, of
+// the rows that ix lists under any of keys (encoded).
+func (db *DB) keyCandidates(ty *schema.Type, ix *schema.Index, props []*schema.Property, keys []string, fn func(index.Row, partialKey) error) error {
 	plan := &indexPlan{ix: ix}
 	for _, k := range keys {
 		plan.ranges = append(plan.ranges, keyRange{lo: []byte(k), hi: append([]byte(k), 0)})
@@ -368,7 +435,7 @@ func (db *DB) keyCandidates(ty *schema.Type, ix *schema.Index, props []*schema.P
 	var rows []index.Row
 	err := db.candidateRows(ty, plan, files, mems, func(d string, t int64) { rows = append(rows, index.Row{Device: d, Time: t}) })
 	if err != nil || len(rows) == 0 {
-		return nil, err
+		return err
 	}
-	return db.readKeys(ty, props, rows)
+	return db.eachKey(ty, props, rows, fn)
 }

@@ -79,15 +79,7 @@ func Build(devices []string, entries []Entry) (*File, error) {
 }
 
 func encode(devices []string, entries []Entry) ([]byte, error) {
-	slices.SortFunc(entries, func(a, b Entry) int {
-		if c := bytes.Compare(a.Key, b.Key); c != 0 {
-			return c
-		}
-		if a.Device != b.Device {
-			return cmpU32(a.Device, b.Device)
-		}
-		return cmpI64(a.Time, b.Time)
-	})
+	SortEntries(entries)
 	keyBytes, nameBytes := 0, 0
 	for _, e := range entries {
 		keyBytes += len(e.Key)
@@ -132,6 +124,48 @@ func encode(devices []string, entries []Entry) ([]byte, error) {
 		buf = append(buf, e.Key...)
 	}
 	return binary.LittleEndian.AppendUint32(buf, crc32.Checksum(buf, castagnoli)), nil
+}
+
+// SortEntries sorts entries by key, device and time. Most comparisons
+// are decided by the keys' first 16 bytes, compared as two integers.
+func SortEntries(entries []Entry) {
+	type sortable struct {
+		hi, lo uint64
+		i      int32
+	}
+	order := make([]sortable, len(entries))
+	for i, e := range entries {
+		var p [16]byte
+		copy(p[:], e.Key)
+		order[i] = sortable{binary.BigEndian.Uint64(p[:8]), binary.BigEndian.Uint64(p[8:]), int32(i)}
+	}
+	slices.SortFunc(order, func(x, y sortable) int {
+		if x.hi != y.hi {
+			if x.hi < y.hi {
+				return -1
+			}
+			return 1
+		}
+		if x.lo != y.lo {
+			if x.lo < y.lo {
+				return -1
+			}
+			return 1
+		}
+		a, b := &entries[x.i], &entries[y.i]
+		if c := bytes.Compare(a.Key, b.Key); c != 0 {
+			return c
+		}
+		if a.Device != b.Device {
+			return cmpU32(a.Device, b.Device)
+		}
+		return cmpI64(a.Time, b.Time)
+	})
+	sorted := make([]Entry, len(entries))
+	for k, o := range order {
+		sorted[k] = entries[o.i]
+	}
+	copy(entries, sorted)
 }
 
 func pad8(b []byte) []byte {
