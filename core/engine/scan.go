@@ -199,14 +199,17 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			r.files, r.scanners = kept, make([]*segment.Scanner, len(kept))
 		}
 	}
-	if r.where != nil && len(r.files) > 0 {
+	// An index narrows the scan to the devices and times of the rows
+	// that held a matching key; the filter then reads their rows. Else
+	// files are pruned by their statistics (which costs a look at every
+	// device of the memtables: the index's parts are cheaper).
+	plan := planIndex(ty, req.Where)
+	if plan == nil && r.where != nil && len(r.files) > 0 {
 		r.pruneFiles(ty, mems)
 	}
-	// An index narrows the scan to the devices and times of the rows
-	// that held a matching key; the filter then reads their rows.
 	var windows map[string][2]int64
 	r.plan = scanPlan{files: len(r.files), mems: len(mems)}
-	if plan := planIndex(ty, req.Where); plan != nil {
+	if plan != nil {
 		var err error
 		if windows, r.plan.candidates, err = db.candidates(ty, plan, r.files, mems); err != nil {
 			r.Close()
