@@ -111,6 +111,7 @@ func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInse
 			return fail(err)
 		}
 		if p != nil {
+			db.indexNewFiles(p.typ, p.files)
 			parts = append(parts, p)
 		}
 	}

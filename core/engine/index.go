@@ -307,6 +307,23 @@ func (db *DB) buildSidecars(id schema.TypeID, sweep bool) {
 	}
 }
 
+// indexNewFiles builds the sidecars of files a flush, compaction or
+// direct write has written and not yet published, for the indexes of the
+// published catalog (whose ids are final: an index the same transaction
+// creates is backfilled after its commit), so that no lookup builds them.
+func (db *DB) indexNewFiles(id schema.TypeID, files []*newFile) {
+	ty, ok := db.catalog.Load().TypeByID(id)
+	if !ok || len(ty.Indexes()) == 0 {
+		return
+	}
+	dir := db.tableDir(id)
+	for _, f := range files {
+		for _, ix := range ty.Indexes() {
+			_, _ = db.sidecar(ty, dir, f.dataFile, ix) // a failure is built again by the lookup that needs it
+		}
+	}
+}
+
 // indexAll runs buildSidecars for every indexed type with a table.
 func (db *DB) indexAll() {
 	cat := db.catalog.Load()

@@ -21,6 +21,7 @@ type Stats struct {
 	Checkpoints        uint64      `json:"checkpoints"`           // checkpoints that completed
 	DirectWrites       uint64      `json:"direct_writes"`         // large inserts written straight to Parquet, one per type and commit (their rows and bytes count as flushed)
 	Compactions        uint64      `json:"compactions"`           // types whose files were merged (their rows and bytes count as flushed)
+	IndexSidecarsBuilt uint64      `json:"index_sidecars_built"`  // index sidecars built from data files (flushes, compactions, backfills, lookups)
 	Stalls             uint64      `json:"stalls"`                // commits that waited for a flush (back-pressure)
 	StallNanos         int64       `json:"stall_nanos"`           // time they waited in all
 	FlushError         string      `json:"flush_error,omitempty"` // the last flush's failure, "" once one succeeds
@@ -46,17 +47,18 @@ type TypeStats struct {
 // its table. It reads no file.
 func (db *DB) Stats() Stats {
 	st := Stats{
-		MemtableBudget: db.budget,
-		PoolBytes:      db.pool.Bytes(),
-		Flushes:        db.counters.flushes.Load(),
-		FlushedRows:    db.counters.flushedRows.Load(),
-		FlushedBytes:   db.counters.flushedBytes.Load(),
-		Checkpoints:    db.counters.checkpoints.Load(),
-		DirectWrites:   db.counters.directWrites.Load(),
-		Compactions:    db.counters.compactions.Load(),
-		Stalls:         db.counters.stalls.Load(),
-		StallNanos:     db.counters.stallNanos.Load(),
-		Types:          []TypeStats{},
+		MemtableBudget:     db.budget,
+		PoolBytes:          db.pool.Bytes(),
+		Flushes:            db.counters.flushes.Load(),
+		FlushedRows:        db.counters.flushedRows.Load(),
+		FlushedBytes:       db.counters.flushedBytes.Load(),
+		Checkpoints:        db.counters.checkpoints.Load(),
+		DirectWrites:       db.counters.directWrites.Load(),
+		Compactions:        db.counters.compactions.Load(),
+		IndexSidecarsBuilt: db.sidecarsBuilt.Load(),
+		Stalls:             db.counters.stalls.Load(),
+		StallNanos:         db.counters.stallNanos.Load(),
+		Types:              []TypeStats{},
 	}
 	if p := db.flushErr.Load(); p != nil {
 		st.FlushError = (*p).Error()

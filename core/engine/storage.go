@@ -679,6 +679,7 @@ func (db *DB) rewriteTable(ty *schema.Type, tb *table, commit segment.Commit, rw
 		if err != nil {
 			return nil, fmt.Errorf("%s of type %q: %w", rw.what, ty.Name, err)
 		}
+		db.indexNewFiles(ty.ID, added)
 		for _, f := range added {
 			commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
 		}
@@ -841,6 +842,7 @@ func removeNewFiles(dir string, files []*newFile) {
 		if f != nil {
 			f.unref()
 			_ = os.Remove(filepath.Join(dir, f.name))
+			removeSidecars(dir, f.name)
 		}
 	}
 }
