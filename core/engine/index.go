@@ -382,6 +382,7 @@ type keyRange struct{ lo, hi []byte }
 type indexPlan struct {
 	ix     *schema.Index
 	ranges []keyRange
+	keys   [][]byte // instead of ranges: whole keys, sorted
 	desc   string // the constraints used, as in the filter
 }
 
@@ -585,6 +586,9 @@ func (db *DB) candidateRows(ty *schema.Type, plan *indexPlan, files []*dataFile,
 		if part == nil {
 			continue
 		}
+		if plan.keys != nil {
+			part.SearchKeys(plan.keys, fn)
+		}
 		for _, r := range plan.ranges {
 			part.Search(r.lo, r.hi, fn)
 		}
@@ -594,6 +598,9 @@ func (db *DB) candidateRows(ty *schema.Type, plan *indexPlan, files []*dataFile,
 		s, err := db.sidecar(ty, dir, f, plan.ix)
 		if err != nil {
 			return err
+		}
+		if plan.keys != nil {
+			s.SearchKeys(plan.keys, fn)
 		}
 		for _, r := range plan.ranges {
 			s.Search(r.lo, r.hi, fn)

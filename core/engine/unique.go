@@ -426,9 +426,14 @@ func (db *DB) eachKey(ty *schema.Type, props []*schema.Property, rows []index.Ro
 // keyCandidates calls fn with the key properties, as they are now, of
 // the rows that ix lists under any of keys (encoded).
 func (db *DB) keyCandidates(ty *schema.Type, ix *schema.Index, props []*schema.Property, keys []string, fn func(index.Row, partialKey) error) error {
-	plan := &indexPlan{ix: ix}
-	for _, k := range keys {
-		plan.ranges = append(plan.ranges, keyRange{lo: []byte(k), hi: append([]byte(k), 0)})
+	sorted := make([]index.Entry, len(keys))
+	for i, k := range keys {
+		sorted[i].Key = []byte(k)
+	}
+	index.SortEntries(sorted) // faster than sorting the strings
+	plan := &indexPlan{ix: ix, keys: make([][]byte, len(keys))}
+	for i, e := range sorted {
+		plan.keys[i] = e.Key
 	}
 	files, mems := db.pin(ty.ID)
 	defer unpin(files, mems)

@@ -333,6 +333,33 @@ func (f *File) Search(lo, hi []byte, fn func(device string, t int64)) {
 	}
 }
 
+// SearchKeys calls fn for each entry whose key is one of keys, which
+// must be sorted: one pass that gallops from key to key, rather than a
+// binary search of the whole file per key.
+func (f *File) SearchKeys(keys [][]byte, fn func(device string, t int64)) {
+	i := 0
+	for _, k := range keys {
+		i = gallop(i, f.n, func(j int) bool { return bytes.Compare(f.key(j), k) >= 0 })
+		for j := i; j < f.n && bytes.Equal(f.key(j), k); j++ {
+			fn(f.devices[binary.LittleEndian.Uint32(f.devs[4*j:])], int64(binary.LittleEndian.Uint64(f.times[8*j:])))
+		}
+	}
+}
+
+// gallop returns the least j in [i, n) with ok(j), or n; ok must be
+// false then true over that range. It probes i+1, i+3, i+7, ... first,
+// so nearby answers cost little.
+func gallop(i, n int, ok func(int) bool) int {
+	step, hi := 1, i
+	for hi < n && !ok(hi) {
+		i = hi + 1
+		hi += step
+		step *= 2
+	}
+	hi = min(hi, n)
+	return i + sort.Search(hi-i, func(j int) bool { return ok(i + j) })
+}
+
 // Close unmaps the file. No Search may run during or after it.
 func (f *File) Close() {
 	if f.mapped && f.data != nil {

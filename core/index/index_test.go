@@ -133,6 +133,21 @@ func TestFileAndMemSearch(t *testing.T) {
 		require.Equal(t, want, sortRows(got))
 		require.Equal(t, want, sortRows(gotMem))
 	}
+	// SearchKeys: the entries of each of a sorted list of keys.
+	for range 50 {
+		var keys [][]byte
+		var want []Row
+		for k := int64(-60); k < 60; k += int64(1 + rng.IntN(20)) {
+			key := AppendInt(nil, k)
+			keys = append(keys, key)
+			want = append(want, entries.search(devices, key, append(slices.Clone(key), 0))...)
+		}
+		var got, gotMem []Row
+		f.SearchKeys(keys, func(d string, t int64) { got = append(got, Row{d, t}) })
+		mem.SearchKeys(keys, func(d string, t int64) { gotMem = append(gotMem, Row{d, t}) })
+		require.Equal(t, sortRows(want), sortRows(got))
+		require.Equal(t, sortRows(want), sortRows(gotMem))
+	}
 	mem.AddPartial(Row{"p", 7})
 	var all []Row
 	mem.Search(AppendInt(nil, 1000), nil, func(d string, t int64) { all = append(all, Row{d, t}) })

@@ -92,6 +92,28 @@ func (m *Mem) AddPartial(r Row) {
 // Bytes estimates the memory the part holds.
 func (m *Mem) Bytes() int64 { return m.bytes.Load() }
 
+// SearchKeys calls fn for each entry whose key is one of keys, which must
+// be sorted, and for each partial row, as File.SearchKeys.
+func (m *Mem) SearchKeys(keys [][]byte, fn func(device string, t int64)) {
+	if p := m.runs.Load(); p != nil {
+		for _, run := range *p {
+			i := 0
+			for _, k := range keys {
+				i = gallop(i, len(run), func(j int) bool { return run[j].Key >= string(k) })
+				for j := i; j < len(run) && run[j].Key == string(k); j++ {
+					fn(run[j].Device, run[j].Time)
+				}
+			}
+		}
+	}
+	m.mu.Lock()
+	partial := m.partial
+	m.mu.Unlock()
+	for _, r := range partial {
+		fn(r.Device, r.Time)
+	}
+}
+
 // Search calls fn for each entry with lo <= key < hi (a nil bound is
 // none), and for each partial row.
 func (m *Mem) Search(lo, hi []byte, fn func(device string, t int64)) {
