@@ -383,7 +383,7 @@ type indexPlan struct {
 	ix     *schema.Index
 	ranges []keyRange
 	keys   [][]byte // instead of ranges: whole keys, sorted
-	desc   string // the constraints used, as in the filter
+	desc   string   // the constraints used, as in the filter
 }
 
 // maxIndexRanges bounds the key ranges of an "in" list (or of the
