@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -157,9 +158,9 @@ func SortEntries(entries []Entry) {
 			return c
 		}
 		if a.Device != b.Device {
-			return cmpU32(a.Device, b.Device)
+			return cmp.Compare(a.Device, b.Device)
 		}
-		return cmpI64(a.Time, b.Time)
+		return cmp.Compare(a.Time, b.Time)
 	})
 	sorted := make([]Entry, len(entries))
 	for k, o := range order {
@@ -173,23 +174,6 @@ func pad8(b []byte) []byte {
 		b = append(b, 0)
 	}
 	return b
-}
-
-func cmpU32(a, b uint32) int {
-	if a < b {
-		return -1
-	}
-	return 1
-}
-
-func cmpI64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // File is an open sidecar, mapped read-only. Safe for concurrent use.

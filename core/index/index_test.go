@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -33,7 +34,7 @@ func TestKeysSortAsValues(t *testing.T) {
 	}
 	for _, a := range ints {
 		for _, b := range ints[:20] {
-			require.Equal(t, cmpI64(a, b), bytes.Compare(AppendInt(nil, a), AppendInt(nil, b)), "%d vs %d", a, b)
+			require.Equal(t, cmp.Compare(a, b), bytes.Compare(AppendInt(nil, a), AppendInt(nil, b)), "%d vs %d", a, b)
 		}
 	}
 	sign := func(x float64) int {
@@ -93,7 +94,7 @@ func sortRows(rs []Row) []Row {
 		if c := strings.Compare(a.Device, b.Device); c != 0 {
 			return c
 		}
-		return cmpI64(a.Time, b.Time)
+		return cmp.Compare(a.Time, b.Time)
 	})
 	return rs
 }

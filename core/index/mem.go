@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -43,7 +44,7 @@ func compareMem(a, b MemEntry) int {
 	if c := strings.Compare(a.Device, b.Device); c != 0 {
 		return c
 	}
-	return cmpI64(a.Time, b.Time)
+	return cmp.Compare(a.Time, b.Time)
 }
 
 // Add adds entries (which it sorts and keeps).
@@ -106,12 +107,7 @@ func (m *Mem) SearchKeys(keys [][]byte, fn func(device string, t int64)) {
 			}
 		}
 	}
-	m.mu.Lock()
-	partial := m.partial
-	m.mu.Unlock()
-	for _, r := range partial {
-		fn(r.Device, r.Time)
-	}
+	m.eachPartial(fn)
 }
 
 // Search calls fn for each entry with lo <= key < hi (a nil bound is
@@ -131,6 +127,11 @@ func (m *Mem) Search(lo, hi []byte, fn func(device string, t int64)) {
 			}
 		}
 	}
+	m.eachPartial(fn)
+}
+
+// eachPartial calls fn for each partial row: candidates of every search.
+func (m *Mem) eachPartial(fn func(device string, t int64)) {
 	m.mu.Lock()
 	partial := m.partial
 	m.mu.Unlock()
