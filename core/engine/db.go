@@ -605,6 +605,18 @@ func (db *DB) apply(cat *schema.Catalog, writes []write) error {
 func (db *DB) commit(base, view *schema.Catalog, ops []schema.Op, entries []entry, longs []longInsert, deletes []txDelete) error {
 	for attempt := 0; ; attempt++ {
 		err := db.commitOnce(base, view, ops, entries, longs, deletes)
+		if errors.Is(err, errDeferred) {
+			// The usual way after all: the deferred inserts get their
+			// entries, after the transaction's others (of other types).
+			entries = slices.Clip(entries)
+			longs = slices.Clone(longs)
+			for i := range longs {
+				if longs[i].deferred {
+					entries = longs[i].entriesOf(entries)
+				}
+			}
+			continue
+		}
 		if !errors.Is(err, errUniqueRetry) {
 			if err != nil {
 				return err
@@ -663,7 +675,7 @@ func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []
 	// Large inserts are written to Parquet before the commit mutex, so
 	// that other commits go on meanwhile (see direct.go). Close waits for
 	// them, so that no file appears after it has dropped the lock.
-	if db.directSizes(view, entries, deletes) != nil {
+	if db.directSizes(view, entries, longs, deletes) != nil {
 		db.commitMu.Lock()
 		if db.closed.Load() {
 			db.commitMu.Unlock()
@@ -706,7 +718,14 @@ func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []
 	var kept []*directPart // direct writes in the record, published in turn below
 	if db.log != nil {
 		logged := entries
-		if kept = db.keepDirect(direct, cat, writes); len(kept) > 0 {
+		if kept = db.keepDirect(direct, cat, writes); len(kept) < len(direct) && slices.ContainsFunc(direct, func(p *directPart) bool { return p.long != nil && !p.logged }) {
+			for _, p := range kept {
+				p.logged = false // removed by dropDirect, deferred above
+			}
+			db.commitMu.Unlock()
+			return errDeferred
+		}
+		if len(kept) > 0 {
 			logged, writes = withoutDirect(entries, writes, kept)
 		}
 		lsn, err = db.log.AppendParts(recordCommit, recordParts(ops, logged, attachmentsOf(kept), loggedDeletes(deletes, writes))...)

@@ -112,6 +112,7 @@ func (tx *Tx) Delete(req DeleteRequest) error {
 		return fmt.Errorf("delete from %q: type does not exist: %w", req.Type, errs.ErrNotFound)
 	}
 	if len(ranges) > 0 {
+		tx.undefer(req.Type)
 		tx.deletes = append(tx.deletes, txDelete{typ: req.Type, ranges: ranges, at: len(tx.entries)})
 	}
 	return nil

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/arcadego/arcadego/core/errs"
@@ -60,10 +59,10 @@ type directPart struct {
 	dir       string
 	entries   []int                 // the transaction's entries it holds
 	ids       [][]schema.PropertyID // their property ids, as written
-	spans     map[string][2]int64   // each device's first and last time
+	devices   []string              // its devices, in order
+	spans     [][2]int64            // each device's first and last time
 	lo, hi    int64                 // all its times
-	minDev    string                // its first and last device
-	maxDev    string
+	long      *longInsert           // a deferred long insert, the part's only rows
 	files     []*newFile
 	rows      int64
 	logged    bool // in the commit's log record: its files must stay
@@ -76,8 +75,11 @@ type directPart struct {
 // the directory of a type being created could be removed by a checkpoint
 // before the commit publishes it. On error it removes what it wrote.
 func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInsert, deletes []txDelete) ([]*directPart, error) {
-	bytesOf := db.directSizes(cat, entries, deletes)
+	bytesOf := db.directSizes(cat, entries, longs, deletes)
 	if bytesOf == nil {
+		if slices.ContainsFunc(longs, func(l longInsert) bool { return l.deferred }) {
+			return nil, fmt.Errorf("direct write: %w", errDeferred)
+		}
 		return nil, nil
 	}
 	published := db.catalog.Load()
@@ -106,7 +108,15 @@ func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInse
 				long = &longs[i]
 			}
 		}
-		p, err := db.writeDirectType(cat, ty, entries, long)
+		var p *directPart
+		var err error
+		if long != nil && long.deferred {
+			if p, err = db.writeDeferred(cat, ty, long); err == nil && p == nil {
+				err = errDeferred
+			}
+		} else {
+			p, err = db.writeDirectType(cat, ty, entries, long)
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -115,18 +125,28 @@ func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInse
 			parts = append(parts, p)
 		}
 	}
+	for i := range longs {
+		if longs[i].deferred && !slices.ContainsFunc(parts, func(p *directPart) bool { return p.long == &longs[i] }) {
+			return fail(errDeferred) // its type does not qualify
+		}
+	}
 	return parts, nil
 }
 
 // directSizes returns the bytes of entries per type, or nil when no type
 // has enough for a direct write.
-func (db *DB) directSizes(cat *schema.Catalog, entries []entry, deletes []txDelete) map[string]int {
-	if db.log == nil || cat == nil || len(entries) == 0 {
+func (db *DB) directSizes(cat *schema.Catalog, entries []entry, longs []longInsert, deletes []txDelete) map[string]int {
+	if db.log == nil || cat == nil || len(entries)+len(longs) == 0 {
 		return nil
 	}
 	bytesOf := map[string]int{}
 	for _, e := range entries {
 		bytesOf[e.typ] += tablet.AppendSize(e.t)
+	}
+	for _, l := range longs {
+		if l.deferred { // the only write into its type, of directBytes or more
+			bytesOf[l.typ] = max(db.directBytes, 1)
+		}
 	}
 	for _, d := range deletes { // the rows of a type the transaction deletes from go the usual way
 		delete(bytesOf, d.typ)
@@ -139,11 +159,46 @@ func (db *DB) directSizes(cat *schema.Catalog, entries []entry, deletes []txDele
 	return nil
 }
 
+// errDeferred: a deferred long insert cannot be written straight to
+// Parquet (its rows are not in order, its columns changed, or the part
+// may not stay direct); commit runs again with its entries.
+var errDeferred = errors.New("a deferred long-format insert takes the log's way")
+
+// writeDeferred writes deferred long insert long into new files; nil when
+// its columns no longer resolve to the ids it was checked with, or its
+// rows need a memtable's sorting.
+func (db *DB) writeDeferred(cat *schema.Catalog, ty *schema.Type, long *longInsert) (*directPart, error) {
+	ids := make([]schema.PropertyID, len(long.t.Columns))
+	if _, extra, err := missing(cat, ty.Name, long.t, false, ids); err != nil || len(extra) > 0 || !slices.Equal(ids, long.ids) {
+		return nil, nil
+	}
+	used := make(map[schema.PropertyID]bool, len(ids))
+	for _, id := range ids {
+		used[id] = true
+	}
+	layout := writtenLayout(ty, used)
+	lr := newLongRows(long, ids, layout)
+	if lr == nil {
+		return nil, nil
+	}
+	p := &directPart{typ: ty.ID, name: ty.Name, dir: db.tableDir(ty.ID), long: long, ids: [][]schema.PropertyID{ids}, lo: math.MaxInt64, hi: math.MinInt64}
+	return db.writeLong(p, lr, layout)
+}
+
+// writtenLayout is the layout of ty's files for writes of properties ids:
+// the files hold the columns written, not every property of a wide type
+// (a property a file lacks reads as null, as in older files).
+func writtenLayout(ty *schema.Type, used map[schema.PropertyID]bool) segment.Layout {
+	layout := layoutOf(ty)
+	layout.Columns = slices.DeleteFunc(layout.Columns, func(c segment.Column) bool { return !used[c.ID] })
+	return layout
+}
+
 // writeDirectType writes the entries of ty into new files; nil when they
 // do not all resolve without DDL (the commit then reports why). long, when
 // not nil, is a long-format insert into ty of the transaction.
 func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []entry, long *longInsert) (*directPart, error) {
-	p := &directPart{typ: ty.ID, name: ty.Name, dir: db.tableDir(ty.ID), spans: map[string][2]int64{}, lo: math.MaxInt64, hi: math.MinInt64}
+	p := &directPart{typ: ty.ID, name: ty.Name, dir: db.tableDir(ty.ID), lo: math.MaxInt64, hi: math.MinInt64}
 	used := map[schema.PropertyID]bool{}
 	byDevice := map[string]*tabletRows{}
 	sorted := true
@@ -175,10 +230,7 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 		}
 		sorted = sorted && r.add(e.t, ids)
 	}
-	// The files hold the columns written, not every property of a wide
-	// type: a property a file lacks reads as null, as in older files.
-	layout := layoutOf(ty)
-	layout.Columns = slices.DeleteFunc(layout.Columns, func(c segment.Column) bool { return !used[c.ID] })
+	layout := writtenLayout(ty, used)
 	refs := make([]memtable.ColumnRef, len(layout.Columns))
 	for i, c := range layout.Columns {
 		refs[i] = memtable.ColumnRef{ID: c.ID, Name: c.Name, Type: c.Type}
@@ -224,19 +276,15 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 			rows[d] = snapRows{c.Snapshot()}
 		}
 	}
-	for d, r := range rows {
+	for _, d := range slices.Sorted(maps.Keys(rows)) {
+		r := rows[d]
 		lo, hi, ok := r.TimeBounds()
 		if !ok {
 			delete(rows, d)
 			continue
 		}
-		if len(p.spans) == 0 || d < p.minDev {
-			p.minDev = d
-		}
-		if len(p.spans) == 0 || d > p.maxDev {
-			p.maxDev = d
-		}
-		p.spans[d] = [2]int64{lo, hi}
+		p.devices = append(p.devices, d)
+		p.spans = append(p.spans, [2]int64{lo, hi})
 		p.lo, p.hi = min(p.lo, lo), max(p.hi, hi)
 		p.rows += int64(r.Rows())
 	}
@@ -423,6 +471,15 @@ func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes 
 			return false
 		}
 	}
+	if p.long != nil {
+		// Not in writes: resolved here, and no UNIQUE index (created
+		// since the transaction began) can have been left unchecked.
+		ids := make([]schema.PropertyID, len(p.long.t.Columns))
+		if _, extra, err := missing(cat, ty.Name, p.long.t, false, ids); err != nil || len(extra) > 0 || !slices.Equal(ids, p.ids[0]) ||
+			slices.ContainsFunc(ty.Indexes(), func(ix *schema.Index) bool { return ix.Unique }) {
+			return false
+		}
+	}
 	// Times only: they are never from the block pool, so no reference is
 	// taken on an imm that the flusher may release meanwhile.
 	mems := []*memtable.Memtable{v.mem}
@@ -430,7 +487,8 @@ func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes 
 		mems = append(mems, v.imm.mem)
 	}
 	for _, m := range mems {
-		for d, s := range p.spans {
+		for i, d := range p.devices {
+			s := p.spans[i]
 			if c, ok := m.Lookup(p.typ, d); ok {
 				if lo, hi, ok := c.Snapshot().TimeBounds(); ok && hi >= s[0] && lo <= s[1] {
 					return false
@@ -439,18 +497,14 @@ func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes 
 		}
 	}
 	if tb := v.tables[p.typ]; tb != nil {
-		var devs []string // p's devices, sorted: made when a file needs them
 		for _, f := range tb.files {
 			if staleNames(f.Layout(), ty) {
 				return false
 			}
-			if minDev, maxDev, lo, hi := f.Bounds(); hi < p.lo || lo > p.hi || maxDev < p.minDev || minDev > p.maxDev {
+			if minDev, maxDev, lo, hi := f.Bounds(); hi < p.lo || lo > p.hi || maxDev < p.devices[0] || minDev > p.devices[len(p.devices)-1] {
 				continue
 			}
-			if devs == nil {
-				devs = slices.Sorted(maps.Keys(p.spans))
-			}
-			if p.meetsFile(f, devs) {
+			if p.meetsFile(f) {
 				return false
 			}
 		}
@@ -459,10 +513,10 @@ func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes 
 }
 
 // meetsFile reports whether file f holds rows of one of p's devices
-// (devs, sorted) within that device's time span in p. Both device lists
-// are sorted: one merging pass, however many devices each holds.
-func (p *directPart) meetsFile(f *dataFile, devs []string) bool {
-	have := f.Devices()
+// within that device's time span in p. Both device lists are sorted: one
+// merging pass, however many devices each holds.
+func (p *directPart) meetsFile(f *dataFile) bool {
+	devs, have := p.devices, f.Devices()
 	i, j := 0, 0
 	for i < len(devs) && j < len(have) {
 		switch {
@@ -471,7 +525,7 @@ func (p *directPart) meetsFile(f *dataFile, devs []string) bool {
 		case devs[i] > have[j]:
 			j++
 		default:
-			s := p.spans[devs[i]]
+			s := p.spans[i]
 			if first, last, ok := f.DeviceTimes(devs[i]); ok && last >= s[0] && first <= s[1] {
 				return true
 			}
@@ -662,52 +716,40 @@ func (db *DB) uncountWrites(ids []schema.TypeID) {
 	db.writesMu.Unlock()
 }
 
-// longRows is a long-format batch ready to be written whole: its rows
-// grouped by device, devices in name order, each device's rows in strict
-// time order, its columns those of the file's layout.
+// longRows is a long-format batch ready to be written whole: its runs in
+// device name order, one per device, each device's rows in strict time
+// order, its columns those of the file's layout.
 type longRows struct {
 	t       *tablet.Tablet
+	runs    []segment.Run
 	devices []string
-	bounds  []int // device i's rows are t's [bounds[i], bounds[i+1])
+	ends    []int // rows of runs [0, i) in ends[i]
 }
 
-// newLongRows orders the runs of long by device (copying the rows once
-// when they are not in that order) and maps its columns (property ids
-// ids) to layout's; nil when some device's rows are not in strict time
-// order (they go through a private memtable instead).
+// newLongRows puts the runs of long in device order (the rows stay where
+// they are) and maps its columns (property ids ids) to layout's; nil when
+// some device's rows are not in strict time order (they go through a
+// private memtable instead).
 func newLongRows(long *longInsert, ids []schema.PropertyID, layout segment.Layout) *longRows {
 	t := long.t
-	if len(long.runs) == 0 {
+	if len(long.byName) == 0 {
 		return nil
 	}
-	for _, r := range long.runs {
+	for _, r := range long.byName {
 		for i := r.lo + 1; i < r.hi; i++ {
 			if t.Times[i] <= t.Times[i-1] {
 				return nil
 			}
 		}
 	}
-	runs := long.runs
-	if !slices.IsSortedFunc(runs, func(a, b deviceRun) int { return strings.Compare(a.device, b.device) }) {
-		runs = slices.Clone(runs)
-		slices.SortFunc(runs, func(a, b deviceRun) int { return strings.Compare(a.device, b.device) })
-		perm := make([]int32, 0, t.Rows())
-		for _, r := range runs {
-			for i := r.lo; i < r.hi; i++ {
-				perm = append(perm, int32(i))
-			}
-		}
-		t = t.Gather(perm)
-	}
-	lr := &longRows{devices: make([]string, len(runs)), bounds: make([]int, len(runs)+1)}
-	at := 0
-	for i, r := range runs {
+	n := len(long.byName)
+	lr := &longRows{runs: make([]segment.Run, n), devices: make([]string, n), ends: make([]int, n+1)}
+	for i, r := range long.byName {
+		lr.runs[i] = segment.Run{Device: r.device, Lo: r.lo, Hi: r.hi}
 		lr.devices[i] = r.device
-		lr.bounds[i] = at
-		at += r.hi - r.lo
+		lr.ends[i+1] = lr.ends[i] + r.hi - r.lo
 	}
-	lr.bounds[len(runs)] = at
-	lr.t = &tablet.Tablet{Times: t.Times[:at], Columns: make([]tablet.Column, len(layout.Columns))}
+	lr.t = &tablet.Tablet{Times: t.Times, Columns: make([]tablet.Column, len(layout.Columns))}
 	for j, c := range layout.Columns {
 		k := slices.Index(ids, c.ID)
 		if k < 0 {
@@ -721,14 +763,15 @@ func newLongRows(long *longInsert, ids []schema.PropertyID, layout segment.Layou
 // writeLong writes lr into up to GOMAXPROCS files of about equal rows,
 // split at device boundaries, in parallel.
 func (db *DB) writeLong(p *directPart, lr *longRows, layout segment.Layout) (*directPart, error) {
-	for i, d := range lr.devices {
-		lo, hi := lr.t.Times[lr.bounds[i]], lr.t.Times[lr.bounds[i+1]-1]
-		p.spans[d] = [2]int64{lo, hi}
+	p.devices = lr.devices
+	p.spans = make([][2]int64, len(lr.runs))
+	for i, r := range lr.runs {
+		lo, hi := lr.t.Times[r.Lo], lr.t.Times[r.Hi-1]
+		p.spans[i] = [2]int64{lo, hi}
 		p.lo, p.hi = min(p.lo, lo), max(p.hi, hi)
 	}
-	total := lr.bounds[len(lr.bounds)-1]
+	total := lr.ends[len(lr.runs)]
 	p.rows = int64(total)
-	p.minDev, p.maxDev = lr.devices[0], lr.devices[len(lr.devices)-1]
 	if err := db.makeTableDir(p.typ); err != nil {
 		return nil, err
 	}
@@ -739,7 +782,7 @@ func (db *DB) writeLong(p *directPart, lr *longRows, layout segment.Layout) (*di
 	cuts := []int{0} // device indexes where files start
 	for f := 1; f < k; f++ {
 		want := total * f / k
-		i, _ := slices.BinarySearch(lr.bounds, want)
+		i, _ := slices.BinarySearch(lr.ends, want)
 		if i > cuts[len(cuts)-1] && i < len(lr.devices) {
 			cuts = append(cuts, i)
 		}
@@ -766,7 +809,7 @@ func (db *DB) writeLongFile(dir, name string, layout segment.Layout, lr *longRow
 	if err != nil {
 		return nil, fmt.Errorf("flush: %w", err)
 	}
-	if err := w.AppendRuns(lr.devices[a:b], lr.bounds[a:b+1], lr.t); err != nil {
+	if err := w.AppendRuns(lr.runs[a:b], lr.t); err != nil {
 		w.Abort()
 		return nil, fmt.Errorf("flush: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
@@ -32,11 +33,58 @@ type Tx struct {
 // rows: entries [from, to) of the transaction are the device slices of t
 // (prepared, each device's rows together), one per run. A direct write
 // reads t whole instead of device by device.
+//
+// A deferred one (deferred set) has no entries yet: it is large enough
+// for a direct write and the only write into its type so far, so the
+// commit writes t straight to Parquet without making a slice per device.
+// If the commit cannot (see errDeferred), it makes the entries then and
+// takes the usual way.
 type longInsert struct {
 	typ      string
 	t        *tablet.Tablet
 	runs     []deviceRun
+	byName   []deviceRun // runs in device name order
 	from, to int
+	deferred bool
+	ids      []schema.PropertyID // deferred: t's property ids in resolvedIn
+	typeID   schema.TypeID
+	resolved *schema.Catalog
+}
+
+// entriesOf appends the entries of deferred long insert l to entries, one
+// per device, and returns them; l then names them.
+func (l *longInsert) entriesOf(entries []entry) []entry {
+	l.from = len(entries)
+	for _, r := range l.runs {
+		entries = append(entries, entry{typ: l.typ, device: r.device, t: l.t.Slice(r.lo, r.hi), ids: l.ids, typeID: l.typeID, resolvedIn: l.resolved})
+	}
+	l.to, l.deferred = len(entries), false
+	return entries
+}
+
+// undefer gives every deferred long insert into typ its entries, so that
+// a later write into typ comes after them.
+func (tx *Tx) undefer(typ string) {
+	for i := range tx.longs {
+		if l := &tx.longs[i]; l.deferred && l.typ == typ {
+			tx.entries = l.entriesOf(tx.entries)
+		}
+	}
+}
+
+// canDefer reports whether a long insert of t (prepared; ids complete)
+// into typ may be deferred: a direct write is likely to take it whole.
+func (tx *Tx) canDefer(typ string, t *tablet.Tablet, ids []schema.PropertyID) bool {
+	ty, ok := tx.view.Type(typ)
+	if !ok || tx.db.log == nil || t.Rows() == 0 || slices.Contains(ids, 0) || slices.ContainsFunc(ty.Indexes(), func(ix *schema.Index) bool { return ix.Unique }) {
+		return false
+	}
+	if slices.ContainsFunc(tx.entries, func(e entry) bool { return e.typ == typ }) ||
+		slices.ContainsFunc(tx.deletes, func(d txDelete) bool { return d.typ == typ }) ||
+		slices.ContainsFunc(tx.longs, func(l longInsert) bool { return l.typ == typ }) {
+		return false
+	}
+	return tablet.AppendSize(t) >= tx.db.directBytes
 }
 
 // entry is one inserted tablet, encoded for the log at Insert time so the
@@ -101,6 +149,9 @@ func (tx *Tx) applyOps(ops []schema.Op) error {
 			return err
 		}
 	}
+	for _, op := range ops {
+		tx.undefer(op.Type) // a new index, say, must see the rows
+	}
 	tx.view = ch.Catalog()
 	if tx.ops == nil {
 		tx.ops = ch.Ops() // ch is dropped: its list can be taken, not copied
@@ -144,6 +195,7 @@ func (tx *Tx) insert(typ, device string, t *tablet.Tablet, borrow bool) error {
 	if err != nil {
 		return err
 	}
+	tx.undefer(typ)
 	n := len(tx.entries)
 	if err := tx.addEntry(typ, device, t, borrow); err != nil {
 		return err
@@ -287,7 +339,7 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 		return fmt.Errorf("insert into %q: device column %q: %w", typ, deviceColumn, err)
 	}
 	rest := &tablet.Tablet{Times: t.Times, Columns: slices.Delete(slices.Clone(t.Columns), j, j+1), TimeUnit: t.TimeUnit, TimeZone: t.TimeZone}
-	runs, grouped, err := deviceRuns(devs, t.Rows())
+	runs, byName, err := deviceRuns(devs, t.Rows())
 	if err != nil {
 		return fmt.Errorf("insert into %q: device column %q: %w", typ, deviceColumn, err)
 	}
@@ -303,10 +355,24 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 	if err != nil {
 		return err
 	}
-	if !grouped {
+	if byName == nil {
 		rest, runs = groupByDevice(rest, runs)
 		borrow = true // the grouped copy is the transaction's own
+		byName = slices.SortedFunc(slices.Values(runs), compareRuns)
 	}
+	// The type's first rows also declare its time column (SetTime): no
+	// obstacle to deferring them.
+	if borrow && !slices.ContainsFunc(auto, func(op schema.Op) bool { return op.Kind != schema.SetTime }) && tx.canDefer(typ, rest, ids) {
+		if len(auto) > 0 {
+			if err := tx.applyOps(auto); err != nil {
+				return fmt.Errorf("insert into %q: %w", typ, err)
+			}
+		}
+		ty, _ := tx.view.Type(typ)
+		tx.longs = append(tx.longs, longInsert{typ: typ, t: rest, runs: runs, byName: byName, deferred: true, ids: ids, typeID: ty.ID, resolved: tx.view})
+		return nil
+	}
+	tx.undefer(typ)
 	n := len(tx.entries)
 	for _, r := range runs {
 		if err := tx.addEntry(typ, r.device, rest.Slice(r.lo, r.hi), borrow); err != nil {
@@ -320,36 +386,52 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 	}
 	tx.resolved(typ, ids, n, len(tx.entries))
 	if borrow {
-		tx.longs = append(tx.longs, longInsert{typ: typ, t: rest, runs: runs, from: n, to: len(tx.entries)})
+		tx.longs = append(tx.longs, longInsert{typ: typ, t: rest, runs: runs, byName: byName, from: n, to: len(tx.entries)})
 	}
 	return nil
 }
 
-// deviceRuns returns the runs of equal devices in column c of n rows, and
-// whether each device has a single run.
-func deviceRuns(c *tablet.Column, n int) ([]deviceRun, bool, error) {
-	var runs []deviceRun
-	seen := map[string]bool{}
-	grouped := true
+// deviceRuns returns the runs of equal devices in column c of n rows and,
+// when each device has a single run, those runs in name order (nil
+// otherwise). The names share one string.
+func deviceRuns(c *tablet.Column, n int) (runs, byName []deviceRun, err error) {
+	var names []byte // every run's name, for one string at the end
+	var ends []int
 	for i := 0; i < n; {
 		if !c.Valid(i) {
-			return nil, false, fmt.Errorf("row %d has no device (null): %w", i, errs.ErrInvalidArgument)
+			return nil, nil, fmt.Errorf("row %d has no device (null): %w", i, errs.ErrInvalidArgument)
 		}
 		dev := c.Bytes(i)
 		k := i + 1
 		for k < n && c.Valid(k) && string(c.Bytes(k)) == string(dev) {
 			k++
 		}
-		name := string(dev)
-		if seen[name] {
-			grouped = false
-		}
-		seen[name] = true
-		runs = append(runs, deviceRun{device: name, lo: i, hi: k})
+		names = append(names, dev...)
+		ends = append(ends, len(names))
+		runs = append(runs, deviceRun{lo: i, hi: k})
 		i = k
 	}
-	return runs, grouped, nil
+	all, start := string(names), 0
+	for i, end := range ends {
+		runs[i].device = all[start:end]
+		start = end
+	}
+	// Each device has one run if no two runs in name order are equal:
+	// usually they already are in name order.
+	byName = runs
+	if !slices.IsSortedFunc(runs, compareRuns) {
+		byName = slices.Clone(runs)
+		slices.SortFunc(byName, compareRuns)
+	}
+	for i := 1; i < len(byName); i++ {
+		if byName[i].device == byName[i-1].device {
+			return runs, nil, nil
+		}
+	}
+	return runs, byName, nil
 }
+
+func compareRuns(a, b deviceRun) int { return strings.Compare(a.device, b.device) }
 
 // groupByDevice copies t with each device's rows together, devices in
 // order of first appearance and rows in their order, and returns the copy
@@ -396,7 +478,7 @@ func (tx *Tx) Commit() error {
 	}
 	tx.done = true
 	defer tx.discard()
-	if len(tx.ops) == 0 && len(tx.entries) == 0 && len(tx.deletes) == 0 {
+	if len(tx.ops) == 0 && len(tx.entries) == 0 && len(tx.longs) == 0 && len(tx.deletes) == 0 {
 		return nil
 	}
 	return tx.db.commit(tx.base, tx.view, tx.ops, tx.entries, tx.longs, tx.deletes)

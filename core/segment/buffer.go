@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
@@ -116,8 +117,10 @@ func (b *colBuf) add(c *tablet.Column, from, n int, st *colStats) int64 {
 		k := len(b.f64)
 		if allValid { // the hot path of wide numeric flushes
 			vals := c.Values[8*(c.Offset+from) : 8*(c.Offset+from+n)]
-			for i := 0; i < len(vals); i += 8 {
-				b.f64 = append(b.f64, math.Float64frombits(binary.LittleEndian.Uint64(vals[i:])))
+			b.f64 = slices.Grow(b.f64, n)[:k+n]
+			dst := b.f64[k:]
+			for i := range dst {
+				dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(vals[8*i:]))
 			}
 		} else {
 			for i := from; i < from+n; i++ {
@@ -129,9 +132,7 @@ func (b *colBuf) add(c *tablet.Column, from, n int, st *colStats) int64 {
 		added = 8 * int64(n)
 		if st != nil {
 			st.nulls += int64(n - (len(b.f64) - k))
-			for _, v := range b.f64[k:] {
-				st.addFloat(v)
-			}
+			st.addFloats(b.f64[k:])
 		}
 	case schema.String, schema.Binary:
 		k := len(b.ends)

@@ -7,43 +7,54 @@ import (
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
-// AppendRuns adds the rows of many devices held in one tablet: device i's
-// rows are t's rows [bounds[i], bounds[i+1]), each run in strictly
-// increasing time, devices in strictly increasing order after the
-// previous call's. It writes the same file as one Append per device, but
-// copies each column once per row group instead of once per device, which
-// for many small devices is most of the work. A violation is an error
-// (errs.ErrInvalidArgument) naming it, and leaves the Writer as it was.
-func (w *Writer) AppendRuns(devices []string, bounds []int, t *tablet.Tablet) error {
+// Run is the rows [Lo, Hi) of one device in a tablet given to AppendRuns.
+type Run struct {
+	Device string
+	Lo, Hi int
+}
+
+// AppendRuns adds the rows of many devices held in one tablet: each run's
+// rows in strictly increasing time, runs in strictly increasing device
+// order after the previous call's (a device may continue in the next run
+// if its times do), wherever they lie in t. It writes the same file as one
+// Append per run, but copies each column once per row group, run by run,
+// instead of slicing the tablet per device, which for many small devices
+// is most of the work; nor need the caller put the runs in order first.
+// A violation is an error (errs.ErrInvalidArgument) naming it, and leaves
+// the Writer as it was.
+func (w *Writer) AppendRuns(runs []Run, t *tablet.Tablet) error {
 	if w.err != nil {
 		return w.err
 	}
 	if w.done {
 		return fmt.Errorf("segment: %s: append after close: %w", w.path, errs.ErrClosed)
 	}
-	if err := w.checkRuns(devices, bounds, t); err != nil {
+	if err := w.checkRuns(runs, t); err != nil {
 		return err
 	}
-	if len(devices) == 0 {
-		return nil
-	}
-	// Rows [pending, next) are booked in the row group but their columns
-	// not yet copied: copy them before anything reads the columns.
-	pending := bounds[0]
+	// Runs [pending, i) are booked in the row group but their columns not
+	// yet copied: copy them before anything reads the columns.
+	pending := 0
 	copyPending := func(to int) {
-		if to > pending {
-			for i := range w.cols {
-				var st *colStats
-				if i < len(w.propStats) {
-					st = &w.propStats[i]
+		for c := range w.cols {
+			var st *colStats
+			if c < len(w.propStats) {
+				st = &w.propStats[c]
+			}
+			for k := pending; k < to; {
+				lo, hi := runs[k].Lo, runs[k].Hi
+				for k++; k < to && runs[k].Lo == hi; k++ { // adjacent in t: one copy
+					hi = runs[k].Hi
 				}
-				w.cols[i].add(&t.Columns[i], pending, to-pending, st)
+				if hi > lo {
+					w.cols[c].add(&t.Columns[c], lo, hi-lo, st)
+				}
 			}
 		}
 		pending = to
 	}
-	for i, device := range devices {
-		lo, hi := bounds[i], bounds[i+1]
+	for i, r := range runs {
+		lo, hi, device := r.Lo, r.Hi, r.Device
 		n := hi - lo
 		if n == 0 {
 			continue
@@ -51,7 +62,7 @@ func (w *Writer) AppendRuns(devices []string, bounds []int, t *tablet.Tablet) er
 		last := len(w.devices) - 1
 		same := last >= 0 && w.devices[last] == device
 		if !same && len(w.times) > 0 && len(w.times) >= w.opts.RowGroupRows/4 {
-			copyPending(lo)
+			copyPending(i)
 			if err := w.flush(); err != nil {
 				return err
 			}
@@ -59,11 +70,11 @@ func (w *Writer) AppendRuns(devices []string, bounds []int, t *tablet.Tablet) er
 		// The run fits the row group if Append would take it whole.
 		if len(w.times)+n > w.opts.RowGroupRows || w.rowsBytes(t, lo, n) > w.opts.RowGroupBytes-w.bytes {
 			// A run that does not fit the row group: Append splits it.
-			copyPending(lo)
+			copyPending(i)
 			if err := w.Append(device, t.Slice(lo, hi)); err != nil {
 				return err
 			}
-			pending = hi
+			pending = i + 1
 			continue
 		}
 		if same {
@@ -94,13 +105,13 @@ func (w *Writer) AppendRuns(devices []string, bounds []int, t *tablet.Tablet) er
 		w.rows += int64(n)
 		w.bytes += w.runBytes(t, lo, n)
 		if len(w.times) >= w.opts.RowGroupRows || w.bytes >= w.opts.RowGroupBytes {
-			copyPending(hi)
+			copyPending(i + 1)
 			if err := w.flush(); err != nil {
 				return err
 			}
 		}
 	}
-	copyPending(bounds[len(bounds)-1])
+	copyPending(len(runs))
 	return nil
 }
 
@@ -130,24 +141,27 @@ func (w *Writer) runBytes(t *tablet.Tablet, from, n int) int64 {
 }
 
 // checkRuns validates an AppendRuns before anything is buffered.
-func (w *Writer) checkRuns(devices []string, bounds []int, t *tablet.Tablet) error {
+func (w *Writer) checkRuns(runs []Run, t *tablet.Tablet) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("segment: %s: %s: %w", w.path, fmt.Sprintf(format, args...), errs.ErrInvalidArgument)
 	}
-	if len(bounds) != len(devices)+1 {
-		return bad("%d run bounds for %d devices", len(bounds), len(devices))
-	}
-	if len(devices) == 0 {
+	if len(runs) == 0 {
 		return nil
 	}
-	if bounds[0] < 0 || bounds[len(bounds)-1] > len(t.Times) {
-		return bad("runs [%d, %d) outside the tablet's %d rows", bounds[0], bounds[len(bounds)-1], len(t.Times))
+	end := 0
+	for _, r := range runs {
+		if r.Hi < r.Lo {
+			return bad("device %q: run [%d, %d) is reversed", r.Device, r.Lo, r.Hi)
+		}
+		if r.Lo < 0 || r.Hi > len(t.Times) {
+			return bad("device %q: run [%d, %d) outside the tablet's %d rows", r.Device, r.Lo, r.Hi, len(t.Times))
+		}
+		end = max(end, r.Hi)
 	}
 	// Columns and buffers, once for every run (checked up to the last row).
-	if err := w.check(devices[0], &tablet.Tablet{Times: t.Times[:0], Columns: t.Columns}); err != nil {
+	if err := w.check(runs[0].Device, &tablet.Tablet{Times: t.Times[:0], Columns: t.Columns}); err != nil {
 		return err
 	}
-	end := bounds[len(bounds)-1]
 	for i := range t.Columns {
 		if err := checkBuffers(&t.Columns[i], end); err != nil {
 			return bad("column %d (%q): %v", i, t.Columns[i].Name, err)
@@ -157,11 +171,8 @@ func (w *Writer) checkRuns(devices []string, bounds []int, t *tablet.Tablet) err
 	if last := len(w.devices) - 1; last >= 0 {
 		prev, prevTime, havePrev = w.devices[last], w.lastTime, true
 	}
-	for i, device := range devices {
-		lo, hi := bounds[i], bounds[i+1]
-		if hi < lo {
-			return bad("device %q: run [%d, %d) is reversed", device, lo, hi)
-		}
+	for _, r := range runs {
+		device, lo, hi := r.Device, r.Lo, r.Hi
 		for k := lo + 1; k < hi; k++ {
 			if t.Times[k] <= t.Times[k-1] {
 				return bad("device %q: time %d at row %d is not after %d", device, t.Times[k], k, t.Times[k-1])

@@ -55,23 +55,49 @@ func TestAppendRunsWritesWhatAppendWrites(t *testing.T) {
 			_, err = one.Close()
 			require.NoError(t, err)
 
-			runs, err := Create(filepath.Join(dir, "runs.parquet"), Layout{Columns: allTypes}, opts)
-			require.NoError(t, err)
-			for from := 0; from < len(devices); { // in a few calls
-				to := min(len(devices), from+1+rng.IntN(len(devices)))
-				require.NoError(t, runs.AppendRuns(devices[from:to], bounds[from:to+1], tb))
-				from = to
+			// The runs in t's order, then with the devices' rows shuffled
+			// in the tablet (the runs still in device order).
+			inOrder := runsOf(devices, bounds)
+			var perm []int32
+			scattered := make([]Run, len(inOrder))
+			for _, k := range rng.Perm(len(inOrder)) {
+				r := inOrder[k]
+				scattered[k] = Run{Device: r.Device, Lo: len(perm), Hi: len(perm) + r.Hi - r.Lo}
+				for i := r.Lo; i < r.Hi; i++ {
+					perm = append(perm, int32(i))
+				}
 			}
-			_, err = runs.Close()
-			require.NoError(t, err)
+			for name, c := range map[string]struct {
+				runs []Run
+				tb   *tablet.Tablet
+			}{"runs": {inOrder, tb}, "scattered": {scattered, tb.Gather(perm)}} {
+				w, err := Create(filepath.Join(dir, name+".parquet"), Layout{Columns: allTypes}, opts)
+				require.NoError(t, err)
+				for from := 0; from < len(c.runs); { // in a few calls
+					to := min(len(c.runs), from+1+rng.IntN(len(c.runs)))
+					require.NoError(t, w.AppendRuns(c.runs[from:to], c.tb))
+					from = to
+				}
+				_, err = w.Close()
+				require.NoError(t, err)
 
-			a, err := os.ReadFile(filepath.Join(dir, "one.parquet"))
-			require.NoError(t, err)
-			b, err := os.ReadFile(filepath.Join(dir, "runs.parquet"))
-			require.NoError(t, err)
-			require.Equal(t, a, b, "AppendRuns wrote a different file")
+				a, err := os.ReadFile(filepath.Join(dir, "one.parquet"))
+				require.NoError(t, err)
+				b, err := os.ReadFile(filepath.Join(dir, name+".parquet"))
+				require.NoError(t, err)
+				require.Equal(t, a, b, "AppendRuns (%s) wrote a different file", name)
+			}
 		})
 	}
+}
+
+// runsOf makes the runs of devices whose rows are [bounds[i], bounds[i+1]).
+func runsOf(devices []string, bounds []int) []Run {
+	runs := make([]Run, len(devices))
+	for i, d := range devices {
+		runs[i] = Run{Device: d, Lo: bounds[i], Hi: bounds[i+1]}
+	}
+	return runs
 }
 
 func TestAppendRunsRefusesBadRuns(t *testing.T) {
@@ -86,7 +112,6 @@ func TestAppendRunsRefusesBadRuns(t *testing.T) {
 		bounds  []int
 		want    string
 	}{
-		{"bounds count", []string{"a"}, []int{0}, "1 run bounds for 1 devices"},
 		{"past the rows", []string{"a"}, []int{0, 5}, "outside the tablet's 4 rows"},
 		{"times out of order", []string{"a"}, []int{0, 4}, "time 1 at row 3 is not after 3"},
 		{"devices out of order", []string{"b", "a"}, []int{0, 3, 4}, `device "a" comes after device "b"`},
@@ -97,11 +122,11 @@ func TestAppendRunsRefusesBadRuns(t *testing.T) {
 			w, err := Create(filepath.Join(t.TempDir(), "f.parquet"), Layout{Columns: allTypes}, WriterOptions{})
 			require.NoError(t, err)
 			defer w.Abort()
-			err = w.AppendRuns(c.devices, c.bounds, tb)
+			err = w.AppendRuns(runsOf(c.devices, c.bounds), tb)
 			require.ErrorIs(t, err, errs.ErrInvalidArgument)
 			assert.Contains(t, err.Error(), c.want)
 			// Nothing was taken: a good call still works.
-			require.NoError(t, w.AppendRuns([]string{"a", "b"}, []int{0, 2, 3}, tb))
+			require.NoError(t, w.AppendRuns(runsOf([]string{"a", "b"}, []int{0, 2, 3}), tb))
 			info, err := w.Close()
 			require.NoError(t, err)
 			assert.Equal(t, int64(3), info.Rows)
@@ -142,8 +167,8 @@ func TestAppendRunsCountsBytesAsAppendDoes(t *testing.T) {
 	runs, err := Create(filepath.Join(dir, "runs.parquet"), layout, opts)
 	require.NoError(t, err)
 	// Device 0 across two calls; devices 100 on, each as two runs of one call.
-	require.NoError(t, runs.AppendRuns(devs[:1], []int{0, 1}, tb))
-	require.NoError(t, runs.AppendRuns(devs[:100], append([]int{1}, bounds[1:101]...), tb))
+	require.NoError(t, runs.AppendRuns(runsOf(devs[:1], []int{0, 1}), tb))
+	require.NoError(t, runs.AppendRuns(runsOf(devs[:100], append([]int{1}, bounds[1:101]...)), tb))
 	var twice []string
 	var cuts []int
 	for d := 100; d < 200; d++ {
@@ -151,7 +176,7 @@ func TestAppendRunsCountsBytesAsAppendDoes(t *testing.T) {
 		cuts = append(cuts, bounds[d], bounds[d]+1)
 	}
 	cuts = append(cuts, bounds[200])
-	require.NoError(t, runs.AppendRuns(twice, cuts, tb))
+	require.NoError(t, runs.AppendRuns(runsOf(twice, cuts), tb))
 	_, err = runs.Close()
 	require.NoError(t, err)
 

@@ -50,6 +50,22 @@ func (s *colStats) addFloat(v float64) {
 	s.has = true
 }
 
+// addFloats is addFloat for each of vs, in one pass.
+func (s *colStats) addFloats(vs []float64) {
+	if len(vs) == 0 {
+		return
+	}
+	lo, hi, bad := vs[0], vs[0], false
+	if s.has {
+		lo, hi = s.minF, s.maxF
+	}
+	for _, v := range vs {
+		bad = bad || v-v != 0 // NaN or ±Inf
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	s.minF, s.maxF, s.has, s.bad = lo, hi, true, s.bad || bad
+}
+
 // addString takes the least and greatest of a run of values.
 func (s *colStats) addString(lo, hi []byte) {
 	if !s.has || string(lo) < s.minS {

@@ -1,8 +1,6 @@
 package tablet
 
 import (
-	"encoding/binary"
-
 	"github.com/arcadego/arcadego/core/schema"
 )
 
@@ -121,14 +119,15 @@ func (t *Tablet) Gather(rows []int32) *Tablet {
 func gatherFixed(src *Column, rows []int32, w int) Column {
 	out := Column{Name: src.Name, Type: src.Type, Values: make([]byte, len(rows)*w)}
 	off := src.Offset
-	if w == 8 {
-		for k, r := range rows {
-			binary.LittleEndian.PutUint64(out.Values[k*8:], binary.LittleEndian.Uint64(src.Values[(off+int(r))*8:]))
+	// Rows usually come in runs of consecutive indexes (a device's rows,
+	// say): one copy per run.
+	for k := 0; k < len(rows); {
+		r, n := rows[k], 1
+		for k+n < len(rows) && rows[k+n] == r+int32(n) {
+			n++
 		}
-	} else {
-		for k, r := range rows {
-			binary.LittleEndian.PutUint32(out.Values[k*4:], binary.LittleEndian.Uint32(src.Values[(off+int(r))*4:]))
-		}
+		copy(out.Values[k*w:(k+n)*w], src.Values[(off+int(r))*w:(off+int(r)+n)*w])
+		k += n
 	}
 	if src.Validity == nil {
 		return out
