@@ -13,6 +13,7 @@ import (
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/segment"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -156,6 +157,9 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 		return nil, nil, fmt.Errorf("aggregate: %w", err)
 	}
 	defer rows.Close()
+	if g.err != nil {
+		return nil, nil, fmt.Errorf("aggregate of %q: %w", req.Type, g.err)
+	}
 	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
 		if err := g.add(b); err != nil {
 			return nil, nil, fmt.Errorf("aggregate of %q: %w", req.Type, err)
@@ -172,8 +176,8 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 }
 
 // statsAnswer reports whether files' statistics can answer the request:
-// count, min and max of numbers over every row of every device, in one
-// group, without a filter or a retention cutoff.
+// count, min, max, sum and mean of numbers over every row of every
+// device, in one group, without a filter or a retention cutoff.
 func (g *grouper) statsAnswer(ty *schema.Type) bool {
 	r := g.req
 	if r.ByDevice || r.Every > 0 || r.Where != nil || r.Devices != nil || r.DevicePrefix != "" || r.Start != nil || r.End != nil ||
@@ -181,7 +185,7 @@ func (g *grouper) statsAnswer(ty *schema.Type) bool {
 		return false
 	}
 	for _, s := range g.specs {
-		if s.fn != "count" && s.fn != "min" && s.fn != "max" || !numeric(s.typ) {
+		if !slices.Contains([]string{"count", "min", "max", "sum", "mean"}, s.fn) || !numeric(s.typ) {
 			return false
 		}
 	}
@@ -248,6 +252,29 @@ type acc struct {
 	firstT, lastT int64 // times of first and last
 }
 
+// addSum adds a file's sum of the values of s's property (n, not
+// counted here, is the caller's).
+func (a *acc) addSum(s *aggSpec, sum segment.Sum) error {
+	if s.typ == schema.Float || s.typ == schema.Double {
+		a.sumF += sum.Float
+		return nil
+	}
+	return a.addInt(s, sum.Int)
+}
+
+// addInt adds v to an integer sum, failing where the INT64 sum overflows.
+func (a *acc) addInt(s *aggSpec, v int64) error {
+	a.sumF += float64(v)
+	if s.fn == "sum" {
+		sum := a.sumI + v
+		if v > 0 && sum < a.sumI || v < 0 && sum > a.sumI {
+			return fmt.Errorf("sum of %q overflows INT64: %w", strings.TrimSuffix(s.name, "_sum"), errs.ErrInvalidArgument)
+		}
+		a.sumI = sum
+	}
+	return nil
+}
+
 func (a *acc) add(s *aggSpec, v cell, t int64) error {
 	a.n++
 	switch s.fn {
@@ -256,14 +283,7 @@ func (a *acc) add(s *aggSpec, v cell, t int64) error {
 			a.sumF += v.f
 			return nil
 		}
-		a.sumF += float64(v.i)
-		if s.fn == "sum" {
-			sum := a.sumI + v.i
-			if v.i > 0 && sum < a.sumI || v.i < 0 && sum > a.sumI {
-				return fmt.Errorf("sum of %q overflows INT64: %w", strings.TrimSuffix(s.name, "_sum"), errs.ErrInvalidArgument)
-			}
-			a.sumI = sum
-		}
+		return a.addInt(s, v.i)
 	case "min":
 		if a.n == 1 || less(s.typ, v, a.v) {
 			a.v = v
@@ -305,6 +325,7 @@ type grouper struct {
 	groups []*group
 	index  map[groupKey]int
 	last   *group
+	err    error // from fromStats
 }
 
 func (g *grouper) bucket(t int64) int64 {

@@ -329,8 +329,8 @@ func TestAggregateDenseDoubles(t *testing.T) {
 	}
 }
 
-// TestAggregateFromStatistics: count, min and max over everything are
-// answered from the files' statistics where no memtable row of the file's
+// TestAggregateFromStatistics: count, min, max, sum and mean over
+// everything are answered from the files' statistics (and their sums) where no memtable row of the file's
 // devices overlaps them, read elsewhere, and equal the scan's either way;
 // NaN (no min/max in the statistics), a property added after a file, and a
 // pending delete all fall back to reading.
@@ -349,7 +349,8 @@ func TestAggregateFromStatistics(t *testing.T) {
 		require.NoError(t, db.Insert("G", dev, &tablet.Tablet{Times: times, Columns: []tablet.Column{
 			tablet.Int64s("k", ks, kv), tablet.Doubles("x", xs, nil)}}))
 	}
-	aggs := []Agg{{"k", "count"}, {"k", "min"}, {"k", "max"}, {"x", "count"}, {"x", "min"}, {"x", "max"}}
+	aggs := []Agg{{"k", "count"}, {"k", "min"}, {"k", "max"}, {"k", "sum"}, {"k", "mean"},
+		{"x", "count"}, {"x", "min"}, {"x", "max"}, {"x", "sum"}, {"x", "mean"}}
 	check := func(what string, wantStats bool) {
 		t.Helper()
 		before := statsFilesAnswered.Load()
@@ -367,6 +368,15 @@ func TestAggregateFromStatistics(t *testing.T) {
 				}
 			}
 			col := &b[0].Rows.Columns[j]
+			if a.Func == "mean" || a.Property == "x" && a.Func == "sum" { // summed in another order
+				want := refAggregate(a.Func, values).(float64)
+				if math.IsNaN(want) {
+					assert.True(t, math.IsNaN(col.Double(0)), "%s: %s is NaN", what, AggColumnName(a))
+				} else {
+					assert.InDelta(t, want, col.Double(0), 1e-9*max(1, math.Abs(want)), "%s: %s", what, AggColumnName(a))
+				}
+				continue
+			}
 			if a.Property == "x" && a.Func != "count" { // NaN is the greatest: min skips it, max is it
 				lo, hi, nan := math.Inf(1), math.Inf(-1), false
 				for _, v := range values {
@@ -401,8 +411,35 @@ func TestAggregateFromStatistics(t *testing.T) {
 	check("NaN in memory", true)
 	require.NoError(t, db.Flush()) // the file with the NaN has no x min/max: read
 	check("NaN flushed", true)
+	// Sums alone: every file answers, the one with the NaN too.
+	all, sums := aggs, []Agg{{"k", "sum"}, {"x", "sum"}, {"x", "mean"}}
+	aggs = sums
+	before := statsFilesAnswered.Load()
+	check("sums", true)
+	ty, _ := db.Catalog().Type("G")
+	files := len(db.view.Load().tables[ty.ID].files)
+	assert.Equal(t, int64(files), statsFilesAnswered.Load()-before, "files answered from their sums")
+	aggs = all
 	from := int64(0)
 	to := int64(5)
 	require.NoError(t, db.Delete(DeleteRequest{Type: "G", Devices: []string{"d3"}, Start: &from, End: &to}))
 	check("a pending delete", false)
+}
+
+// TestAggregateSumOverflowFromStatistics: files whose INT64 sums fit but
+// whose total does not give the scan's error, not a wrapped-around sum.
+func TestAggregateSumOverflowFromStatistics(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true, DirectWriteBytes: -1})
+	for d := range 3 {
+		require.NoError(t, db.Insert("O", fmt.Sprint("d", d), int64Tablet([]int64{1}, map[string][]int64{"k": {math.MaxInt64 / 2}})))
+		require.NoError(t, db.Flush())
+	}
+	before := statsFilesAnswered.Load()
+	_, _, err := db.Aggregate(context.Background(), AggregateRequest{Type: "O", Aggs: []Agg{{"k", "sum"}}})
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "overflows INT64")
+	assert.Greater(t, statsFilesAnswered.Load(), before, "the sums came from the files")
+	b, _, err := db.Aggregate(context.Background(), AggregateRequest{Type: "O", Aggs: []Agg{{"k", "mean"}}})
+	require.NoError(t, err, "a mean does not overflow")
+	assert.InDelta(t, float64(math.MaxInt64/2), b[0].Rows.Columns[0].Double(0), 1e3)
 }

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/segment"
 )
 
 // fileStats is a file's Delta statistics, parsed once when first asked
@@ -53,8 +55,8 @@ func statsCell(t schema.PropertyType, v json.RawMessage) (cell, bool) {
 	return cell{}, false
 }
 
-// fromStats answers the request's aggregates (count, min and max of
-// numbers, over all rows of all devices) for the files it can from their
+// fromStats answers the request's aggregates (count, min, max, sum and
+// mean of numbers, over all rows of all devices) for the files it can from their
 // statistics, and returns which: a file qualifies when its statistics
 // cover every aggregate and no memtable row of a device it holds falls in
 // that device's time span in the file (a newer row there could replace
@@ -73,26 +75,36 @@ func (g *grouper) fromStats(ty *schema.Type, files []*dataFile, mems []*memtable
 		if !st.ok || f.Rows() == 0 || spans.overlap(f) {
 			continue
 		}
-		names := fileColumnNames(f)
+		layout := f.Layout().Columns
 		type fold struct {
 			nonNull int64
-			v       cell
+			v       cell        // min or max
+			sum     segment.Sum // sum or mean
 		}
 		folds := make([]fold, len(g.specs))
 		ok := true
 		for k := range g.specs {
 			s := &g.specs[k]
-			name, in := names[s.id]
-			if !in { // the file predates the property: all null
+			j := slices.IndexFunc(layout, func(c segment.Column) bool { return c.ID == s.id })
+			if j < 0 { // the file predates the property: all null
 				continue
 			}
+			name := layout[j].Name
 			nulls, has := st.nulls[name]
 			if !has {
 				ok = false
 				break
 			}
-			folds[k].nonNull = st.rows - nulls
-			if s.fn == "count" || folds[k].nonNull == 0 {
+			fd := &folds[k]
+			fd.nonNull = st.rows - nulls
+			if s.fn == "count" || fd.nonNull == 0 {
+				continue
+			}
+			if s.fn == "sum" || s.fn == "mean" {
+				if fd.sum = f.Sum(j); !fd.sum.Valid {
+					ok = false
+					break
+				}
 				continue
 			}
 			raw := st.min[name]
@@ -104,7 +116,7 @@ func (g *grouper) fromStats(ty *schema.Type, files []*dataFile, mems []*memtable
 				ok = false
 				break
 			}
-			folds[k].v = v
+			fd.v = v
 		}
 		if !ok {
 			continue
@@ -120,6 +132,11 @@ func (g *grouper) fromStats(ty *schema.Type, files []*dataFile, mems []*memtable
 			case s.fn == "min" && (a.n == 0 || less(s.typ, fd.v, a.v)),
 				s.fn == "max" && (a.n == 0 || less(s.typ, a.v, fd.v)):
 				a.v = fd.v
+			case s.fn == "sum" || s.fn == "mean":
+				if err := a.addSum(s, fd.sum); err != nil {
+					g.err = err // the scan's answer would be this error too
+					return taken
+				}
 			}
 			a.n += fd.nonNull
 		}

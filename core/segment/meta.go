@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"strings"
+
+	"github.com/arcadego/arcadego/core/schema"
 )
 
 // Footer key-value metadata keys. Every value is checked by the CRC-32C
@@ -18,6 +21,7 @@ const (
 	keyDevices = "arcadego.devices"
 	keyChunks  = "arcadego.chunks"
 	keyCRC     = "arcadego.crc"
+	keySums    = "arcadego.sums" // optional (files before it have none); its own CRC
 
 	formatVersion = "1"
 )
@@ -257,4 +261,78 @@ func (r *reader) uint32() uint32 {
 	v := binary.LittleEndian.Uint32(r.b[r.off:])
 	r.off += 4
 	return v
+}
+
+// Sum is the sum of a property column's values in a file, for aggregates
+// answered without reading the rows. Valid is false where the file holds
+// none: a column past the first statsColumns, one that is no number, an
+// INT sum that overflowed, or a file written before sums were kept.
+type Sum struct {
+	Valid bool
+	Int   int64   // INT32 and INT64 columns
+	Float float64 // FLOAT and DOUBLE columns (NaN or ±Inf if a value is)
+}
+
+// The sums ("arcadego.sums") are base64 (standard, padded) of: uvarint
+// column count, then per column a kind byte (0: none, 1: an int64, 2: a
+// float64) and, unless 0, 8 bytes little endian; then the CRC-32C of all
+// that, 4 bytes little endian.
+func encodeSums(l Layout, stats []colStats) string {
+	b := binary.AppendUvarint(nil, uint64(len(stats)))
+	for i := range stats {
+		st := &stats[i]
+		switch l.Columns[i].Type {
+		case schema.Int32, schema.Int64:
+			if !st.overflow {
+				b = binary.LittleEndian.AppendUint64(append(b, 1), uint64(st.sumI))
+				continue
+			}
+		case schema.Float, schema.Double:
+			b = binary.LittleEndian.AppendUint64(append(b, 2), math.Float64bits(st.sumF))
+			continue
+		}
+		b = append(b, 0)
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func decodeSums(v string, columns int) ([]Sum, error) {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(b) < 4 {
+		return nil, errors.New("sums: not base64 of at least a checksum")
+	}
+	body := b[:len(b)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+		return nil, errors.New("sums: checksum mismatch")
+	}
+	n, k := binary.Uvarint(body)
+	if k <= 0 || n > uint64(columns) {
+		return nil, fmt.Errorf("sums: %d columns of %d", n, columns)
+	}
+	body = body[k:]
+	sums := make([]Sum, n)
+	for i := range sums {
+		if len(body) == 0 {
+			return nil, errors.New("sums: truncated")
+		}
+		kind := body[0]
+		body = body[1:]
+		if kind == 0 {
+			continue
+		}
+		if kind > 2 || len(body) < 8 {
+			return nil, fmt.Errorf("sums: column %d: bad kind %d or truncated", i, kind)
+		}
+		x := binary.LittleEndian.Uint64(body)
+		body = body[8:]
+		sums[i] = Sum{Valid: true, Int: int64(x)}
+		if kind == 2 {
+			sums[i] = Sum{Valid: true, Float: math.Float64frombits(x)}
+		}
+	}
+	if len(body) != 0 {
+		return nil, errors.New("sums: trailing bytes")
+	}
+	return sums, nil
 }

@@ -35,6 +35,15 @@ type File struct {
 	spans   [][2]int64 // spans[i]: first and last time of devices[i]
 	groups  []rowGroup
 	chunks  map[int64]chunk // by offset, for checkedReader
+	sums    []Sum           // of the first layout columns (none in older files)
+}
+
+// Sum returns the sum of layout column i's values in the file (see Sum).
+func (f *File) Sum(i int) Sum {
+	if i < 0 || i >= len(f.sums) {
+		return Sum{}
+	}
+	return f.sums[i]
 }
 
 // Open opens a file written by Writer for reading. size is the size the
@@ -132,6 +141,11 @@ func (f *File) load() (err error) {
 	}
 	if err := f.checkChunks(); err != nil {
 		return err
+	}
+	if v := kv.FindValue(keySums); v != nil {
+		if f.sums, err = decodeSums(*v, len(f.layout.Columns)); err != nil {
+			return err
+		}
 	}
 	f.byID = make(map[schema.PropertyID]int, len(f.layout.Columns))
 	for i, c := range f.layout.Columns {

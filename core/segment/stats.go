@@ -15,7 +15,8 @@ import (
 // and device and time take two of them.
 const statsColumns = 30
 
-// colStats accumulates one column's Delta statistics.
+// colStats accumulates one column's Delta statistics, and the sum of its
+// numbers (the footer's, see Sums).
 type colStats struct {
 	nulls      int64
 	has        bool // at least one value seen
@@ -23,6 +24,9 @@ type colStats struct {
 	minI, maxI int64
 	minF, maxF float64
 	minS, maxS string
+	sumI       int64
+	sumF       float64
+	overflow   bool // sumI overflowed
 }
 
 func (s *colStats) addInt(v int64) {
@@ -33,6 +37,9 @@ func (s *colStats) addInt(v int64) {
 		s.maxI = v
 	}
 	s.has = true
+	sum := s.sumI + v
+	s.overflow = s.overflow || v > 0 && sum < s.sumI || v < 0 && sum > s.sumI
+	s.sumI = sum
 }
 
 // addFloat: a NaN makes min/max meaningless (it is neither below nor
@@ -48,6 +55,7 @@ func (s *colStats) addFloat(v float64) {
 		s.maxF = v
 	}
 	s.has = true
+	s.sumF += v
 }
 
 // addFloats is addFloat for each of vs, in one pass.
@@ -55,15 +63,16 @@ func (s *colStats) addFloats(vs []float64) {
 	if len(vs) == 0 {
 		return
 	}
-	lo, hi, bad := vs[0], vs[0], false
+	lo, hi, bad, sum := vs[0], vs[0], false, s.sumF
 	if s.has {
 		lo, hi = s.minF, s.maxF
 	}
 	for _, v := range vs {
 		bad = bad || v-v != 0 // NaN or ±Inf
 		lo, hi = min(lo, v), max(hi, v)
+		sum += v
 	}
-	s.minF, s.maxF, s.has, s.bad = lo, hi, true, s.bad || bad
+	s.minF, s.maxF, s.has, s.bad, s.sumF = lo, hi, true, s.bad || bad, sum
 }
 
 // addString takes the least and greatest of a run of values.

@@ -539,6 +539,7 @@ func (w *Writer) finish() (err error) {
 	for _, kv := range [][2]string{
 		{keyFormat, formatVersion}, {keyLayout, layout}, {keyDevices, devices},
 		{keyChunks, chunks}, {keyCRC, metaCRC(layout, devices, chunks)},
+		{keySums, encodeSums(w.layout, w.propStats)},
 	} {
 		if err := w.pw.AppendKeyValueMetadata(kv[0], kv[1]); err != nil {
 			return err
