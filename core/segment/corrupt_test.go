@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -213,4 +214,32 @@ func TestShrunkWhileOpen(t *testing.T) {
 		require.ErrorIs(t, err, errs.ErrCorrupt, "window %v", window)
 		assert.Contains(t, err.Error(), f.Path())
 	}
+}
+
+// TestPagesCheckedOnce: a mapped file's pages are checked against their
+// CRC on their first read only; the second read returns the same rows.
+func TestPagesCheckedOnce(t *testing.T) {
+	path, size, data := corruptFixture(t)
+	f, err := Open(path, size)
+	require.NoError(t, err)
+	defer f.Close()
+	if f.data == nil {
+		t.Skip("the file could not be mapped")
+	}
+	seen := func() (n int) {
+		for i := range f.checked {
+			n += bits.OnesCount32(f.checked[i].Load())
+		}
+		return n
+	}
+	require.Zero(t, seen())
+	got, err := readDevices(f, []string{"a", "b"})
+	require.NoError(t, err)
+	require.Equal(t, data, got)
+	first := seen()
+	assert.Positive(t, first, "no page was checked")
+	got, err = readDevices(f, []string{"a", "b"})
+	require.NoError(t, err)
+	require.Equal(t, data, got)
+	assert.Equal(t, first, seen(), "the second read checked new pages")
 }

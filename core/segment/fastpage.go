@@ -46,8 +46,9 @@ type chunkReader struct {
 // into vals ((hi-lo) × width bytes, little endian, nulls as zeros) and
 // valid (a bitmap of hi-lo bits, all zero on entry); optional says whether
 // the column has definition levels. Only the pages holding [lo, hi) are read, by the
-// chunk table's page index, and each is checked against its CRC. It
-// returns the number of nulls. errNotFast means nothing was decoded.
+// chunk table's page index, and each is checked against its CRC (when the
+// file is mapped, once per process: see File.checked). It returns the
+// number of nulls. errNotFast means nothing was decoded.
 func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional bool, rows, lo, hi int, vals, valid []byte) (int, error) {
 	c := g.chunks[j]
 	// The pages holding [lo, hi), by the page index: read and check only
@@ -93,8 +94,11 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 	buf := pages
 	for at, pg := range c.pages[p0:p1] {
 		b := buf[:pg.length]
-		if crc32.Checksum(b, castagnoli) != pg.crc {
-			return 0, fmt.Errorf("column chunk at %d, page %d: checksum mismatch", c.offset, p0+at)
+		if f.data == nil || !f.pageChecked(pg.seq) { // a ReadAt's bytes are fresh
+			if crc32.Checksum(b, castagnoli) != pg.crc {
+				return 0, fmt.Errorf("column chunk at %d, page %d: checksum mismatch", c.offset, p0+at)
+			}
+			f.markChecked(pg.seq)
 		}
 		buf = buf[pg.length:]
 	}

@@ -128,6 +128,7 @@ type page struct {
 	values int64
 	crc    uint32
 	first  int64 // the time column only: the time of the page's first row
+	seq    int   // its index among the file's pages (File.checked)
 }
 
 // encodeChunks: base64 of uvarint group count, then per group uvarint
@@ -170,7 +171,7 @@ func decodeChunks(v string, columns int) ([]rowGroup, error) {
 		return nil, errors.New("chunk table: bad count")
 	}
 	groups := make([]rowGroup, n)
-	off, first := int64(4), int64(0)
+	off, first, seq := int64(4), int64(0), 0
 	for i := range groups {
 		g := &groups[i]
 		rows := r.uvarint()
@@ -199,7 +200,8 @@ func decodeChunks(v string, columns int) ([]rowGroup, error) {
 				if pl > l || pv > rows {
 					return nil, errors.New("chunk table: bad page")
 				}
-				pages[k] = page{length: int64(pl), values: int64(pv), crc: r.uint32()}
+				pages[k] = page{length: int64(pl), values: int64(pv), crc: r.uint32(), seq: seq}
+				seq++
 				if j == 1 { // the time column
 					pages[k].first = r.varint()
 				}

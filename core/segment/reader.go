@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/apache/arrow/go/v17/parquet"
@@ -36,7 +37,18 @@ type File struct {
 	groups  []rowGroup
 	chunks  map[int64]chunk // by offset, for checkedReader
 	sums    []Sum           // of the first layout columns (none in older files)
+	// checked has a bit per page (page.seq), set once the page's CRC has
+	// matched: like a block cache's blocks, a page read again (from the
+	// mapping or the OS page cache) is not checked again by this process.
+	checked []atomic.Uint32
 }
+
+// pageChecked reports whether page seq's CRC has matched before.
+func (f *File) pageChecked(seq int) bool {
+	return f.checked[seq/32].Load()&(1<<(seq%32)) != 0
+}
+
+func (f *File) markChecked(seq int) { f.checked[seq/32].Or(1 << (seq % 32)) }
 
 // Sum returns the sum of layout column i's values in the file (see Sum).
 func (f *File) Sum(i int) Sum {
@@ -142,6 +154,13 @@ func (f *File) load() (err error) {
 	if err := f.checkChunks(); err != nil {
 		return err
 	}
+	pages := 0
+	for _, g := range f.groups {
+		for _, c := range g.chunks {
+			pages += len(c.pages)
+		}
+	}
+	f.checked = make([]atomic.Uint32, (pages+31)/32)
 	if v := kv.FindValue(keySums); v != nil {
 		if f.sums, err = decodeSums(*v, len(f.layout.Columns)); err != nil {
 			return err
