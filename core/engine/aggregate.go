@@ -409,22 +409,18 @@ func (a *acc) addRun(s *aggSpec, c *tablet.Column, times []int64, lo, hi int) er
 			a.n += int64(len(vals))
 			return nil
 		case "min": // NaN is the greatest (see less)
-			m, first := a.v.f, a.n == 0
-			for _, v := range vals {
-				if first || v < m || math.IsNaN(m) && !math.IsNaN(v) {
-					m, first = v, false
-				}
+			m := minDoubles(vals)
+			if a.n == 0 || m < a.v.f || math.IsNaN(a.v.f) && !math.IsNaN(m) {
+				a.v.f = m
 			}
-			a.v.f, a.n = m, a.n+int64(len(vals))
+			a.n += int64(len(vals))
 			return nil
 		case "max":
-			m, first := a.v.f, a.n == 0
-			for _, v := range vals {
-				if first || v > m || math.IsNaN(v) {
-					m, first = v, false
-				}
+			m := slices.Max(vals) // NaN if one is, which is the greatest
+			if a.n == 0 || m > a.v.f || math.IsNaN(m) {
+				a.v.f = m
 			}
-			a.v.f, a.n = m, a.n+int64(len(vals))
+			a.n += int64(len(vals))
 			return nil
 		}
 	}
@@ -437,6 +433,26 @@ func (a *acc) addRun(s *aggSpec, c *tablet.Column, times []int64, lo, hi int) er
 		}
 	}
 	return nil
+}
+
+// minDoubles returns the least of vals (not empty), NaN the greatest: the
+// least number, or NaN if all are. The builtin min, which the loop uses
+// (no branch per value), makes any NaN the result: then it looks again.
+func minDoubles(vals []float64) float64 {
+	m := vals[0]
+	for _, v := range vals[1:] {
+		m = min(m, v)
+	}
+	if !math.IsNaN(m) {
+		return m
+	}
+	m = math.NaN()
+	for _, v := range vals {
+		if v < m || math.IsNaN(m) {
+			m = v
+		}
+	}
+	return m
 }
 
 // result returns the groups as batches, a device at a time, buckets in

@@ -443,3 +443,14 @@ func TestAggregateSumOverflowFromStatistics(t *testing.T) {
 	require.NoError(t, err, "a mean does not overflow")
 	assert.InDelta(t, float64(math.MaxInt64/2), b[0].Rows.Columns[0].Double(0), 1e3)
 }
+
+// TestMinDoubles: NaN is the greatest value, so the least of numbers and
+// NaNs is the least number, and NaN only when every value is one.
+func TestMinDoubles(t *testing.T) {
+	nan := math.NaN()
+	assert.Equal(t, -1.0, minDoubles([]float64{3, nan, -1, 2}))
+	assert.Equal(t, 2.0, minDoubles([]float64{nan, nan, 2}))
+	assert.Equal(t, math.Inf(-1), minDoubles([]float64{nan, math.Inf(-1), 0}))
+	assert.True(t, math.IsNaN(minDoubles([]float64{nan, nan})))
+	assert.Equal(t, 5.0, minDoubles([]float64{5}))
+}
