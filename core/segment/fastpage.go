@@ -39,7 +39,102 @@ var errNotFast = errors.New("not a plain fixed-width chunk")
 
 // chunkReader holds a goroutine's reusable buffers.
 type chunkReader struct {
-	chunk, page, levels []byte
+	chunk, page, levels, values []byte
+}
+
+// encDeltaBinaryPacked is Parquet's DELTA_BINARY_PACKED encoding, which
+// the time column is written in.
+const encDeltaBinaryPacked = 5
+
+// decodeDeltaInt64 decodes a DELTA_BINARY_PACKED page of k INT64 values
+// into out (k × 8 bytes, little endian). The format: a header of block
+// size, miniblocks per block, value count and first value (zigzag), then
+// blocks of a min delta (zigzag), one bit width per miniblock and the
+// miniblocks, each the deltas less the min delta, bit-packed LSB first.
+// Sums wrap, as the format says.
+func decodeDeltaInt64(src []byte, k int, out []byte) error {
+	bad := func(what string) error { return fmt.Errorf("delta-encoded page: %s", what) }
+	uvarint := func() (uint64, bool) {
+		v, n := binary.Uvarint(src)
+		if n <= 0 {
+			return 0, false
+		}
+		src = src[n:]
+		return v, true
+	}
+	zigzag := func(v uint64) uint64 { return v>>1 ^ -(v & 1) }
+	blockSize, ok1 := uvarint()
+	miniblocks, ok2 := uvarint()
+	total, ok3 := uvarint()
+	first, ok4 := uvarint()
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return bad("truncated header")
+	}
+	if blockSize == 0 || blockSize%128 != 0 || miniblocks == 0 || blockSize%miniblocks != 0 || blockSize/miniblocks%32 != 0 || blockSize > 1<<20 {
+		return bad(fmt.Sprintf("block of %d values in %d miniblocks", blockSize, miniblocks))
+	}
+	if total != uint64(k) || k == 0 {
+		return bad(fmt.Sprintf("%d values for a page of %d", total, k))
+	}
+	per := int(blockSize / miniblocks)
+	v := zigzag(first)
+	binary.LittleEndian.PutUint64(out, v)
+	for i := 1; i < k; {
+		md, ok := uvarint()
+		if !ok || uint64(len(src)) < miniblocks {
+			return bad("truncated block")
+		}
+		minDelta := zigzag(md)
+		widths := src[:miniblocks]
+		src = src[miniblocks:]
+		for _, w := range widths {
+			if i == k {
+				break // the bodies of unneeded miniblocks are absent
+			}
+			if w > 64 {
+				return bad(fmt.Sprintf("bit width %d", w))
+			}
+			size := per * int(w) / 8
+			if len(src) < size {
+				return bad("truncated miniblock")
+			}
+			mb := src[:size]
+			src = src[size:]
+			n := min(per, k-i)
+			if w == 0 {
+				for j := range n {
+					v += minDelta
+					binary.LittleEndian.PutUint64(out[(i+j)*8:], v)
+				}
+				i += n
+				continue
+			}
+			mask := ^uint64(0) >> (64 - w)
+			for j := range n {
+				bit := j * int(w)
+				d := le64Tail(mb, bit>>3) >> (bit & 7)
+				if bit&7+int(w) > 64 {
+					d |= uint64(mb[bit>>3+8]) << (64 - bit&7)
+				}
+				v += minDelta + d&mask
+				binary.LittleEndian.PutUint64(out[(i+j)*8:], v)
+			}
+			i += n
+		}
+	}
+	return nil
+}
+
+// le64Tail reads 8 bytes little endian at b[i:], zeros past b's end.
+func le64Tail(b []byte, i int) uint64 {
+	if i+8 <= len(b) {
+		return binary.LittleEndian.Uint64(b[i:])
+	}
+	var x uint64
+	for k := len(b) - 1; k >= i; k-- {
+		x = x<<8 | uint64(b[k])
+	}
+	return x
 }
 
 // fastChunk decodes rows [lo, hi) of column j of row group g (rows rows)
@@ -109,7 +204,8 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 		if err != nil {
 			return 0, err
 		}
-		if !h.hasDataHeader || h.typ != 0 || h.encoding != 0 || optional && h.defEncoding != 3 {
+		delta := h.encoding == encDeltaBinaryPacked && width == 8 && !optional // the time column
+		if !h.hasDataHeader || h.typ != 0 || h.encoding != 0 && !delta || optional && h.defEncoding != 3 {
 			if row == row0 {
 				return 0, errNotFast
 			}
@@ -136,6 +232,13 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 			return 0, fmt.Errorf("page decompressed to %d bytes, header says %d", len(page), h.uncompressed)
 		}
 		buf = buf[h.compressed:]
+		if delta {
+			r.values = grow(r.values, k*8)
+			if err := decodeDeltaInt64(page, k, r.values); err != nil {
+				return 0, err
+			}
+			page = r.values
+		}
 		// This page's rows [a, b) are in the window.
 		a, b := max(lo, row)-row, min(hi, row+k)-row
 		if !optional {

@@ -67,17 +67,18 @@ type Writer struct {
 	ones    []int16
 
 	// The whole file.
-	groups      []rowGroup
-	devices     []string
-	deviceRows  []int64
-	deviceSpans [][2]int64 // first and last time of each device
-	rows        int64
-	lastTime    int64
-	devStats    colStats
-	timeStats   colStats
-	propStats   []colStats // the first statsColumns columns
-	fixedPerRow int64      // value bytes of one row, variable-width data aside
-	hasVar      bool       // some column is String or Binary
+	groups       []rowGroup
+	devices      []string
+	deviceRows   []int64
+	deviceSpans  [][2]int64 // first and last time of each device
+	rows         int64
+	lastTime     int64
+	devStats     colStats
+	timeStats    colStats
+	propStats    []colStats // the first statsColumns columns
+	timePageRows int        // rows per page of the time column
+	fixedPerRow  int64      // value bytes of one row, variable-width data aside
+	hasVar       bool       // some column is String or Binary
 }
 
 // sink counts and checksums the bytes Parquet writes, so that each column
@@ -124,6 +125,7 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 		cols:      make([]colBuf, len(l.Columns)),
 		propStats: make([]colStats, min(len(l.Columns), statsColumns)),
 	}
+	w.timePageRows = timePageRows(opts.PageBytes)
 	w.fixedPerRow = 8 // time
 	for i, c := range l.Columns {
 		w.cols[i].typ = c.Type
@@ -151,8 +153,7 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 		// Small pages: a time range decodes only the pages holding it
 		// (fastChunk skips the others without decompressing them).
 		parquet.WithDataPageSize(opts.PageBytes),
-		// Pages are cut between write batches: keep them as small.
-		parquet.WithBatchSize(max(1, min(1024, opts.PageBytes/8))),
+		parquet.WithBatchSize(int64(timePageRows(opts.PageBytes))),
 		// Dictionaries only where values repeat: the device (runs of one
 		// name) and strings (statuses, labels). The v17 dictionary
 		// encoders box every value in an interface (an allocation per
@@ -167,6 +168,11 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 		parquet.WithStats(false),
 		parquet.WithStatsFor(schema.DeviceColumn, true),
 		parquet.WithStatsFor(schema.TimeColumn, true),
+		// Times of regular series cost next to nothing in deltas (a page
+		// of a one-second series is a header), and decode faster than
+		// PLAIN through Snappy, whose short back-references were most of
+		// a range aggregate's time. Every Parquet reader knows it.
+		parquet.WithEncodingFor(schema.TimeColumn, parquet.Encodings.DeltaBinaryPacked),
 	}
 	for _, c := range l.Columns {
 		if c.Type == schema.String {
@@ -383,7 +389,7 @@ func (w *Writer) flush() (err error) {
 		case -2:
 			err = writeDevices(cw.(*file.ByteArrayColumnChunkWriter), w.dict, w.devIdx)
 		case -1:
-			_, err = cw.(*file.Int64ColumnChunkWriter).WriteBatch(w.times, nil, nil)
+			err = w.writeTimes(cw.(*file.Int64ColumnChunkWriter))
 		default:
 			err = w.cols[i].write(cw, &w.scratch, w.ones)
 		}
@@ -473,6 +479,34 @@ func writeDevices(cw *file.ByteArrayColumnChunkWriter, dict []string, idx []int3
 	indices := array.NewInt32Data(data)
 	defer indices.Release()
 	return cw.WriteDictIndices(indices, nil, nil)
+}
+
+// timePageRows is the rows per write batch, and per page of the time
+// column: as many as a page of pageBytes holds of PLAIN int64s, at most
+// 1024. Pages are cut between write batches: keep them as small.
+func timePageRows(pageBytes int64) int { return int(max(1, min(1024, pageBytes/8))) }
+
+// writeTimes writes the row group's times, a page per timePageRows: the
+// page size limit counts encoded bytes, and delta-encoded regular times
+// take so few that a page would hold the whole row group, which a short
+// time range would then decode whole.
+func (w *Writer) writeTimes(cw *file.Int64ColumnChunkWriter) error {
+	per := w.timePageRows
+	for at := 0; at < len(w.times); at += per {
+		before := len(w.out.chunk)
+		if _, err := cw.WriteBatch(w.times[at:min(at+per, len(w.times))], nil, nil); err != nil {
+			return err
+		}
+		// A batch of at most the writer's batch size is checked against
+		// the page limit once, at its end: if that flushed the page,
+		// nothing is left to flush.
+		if len(w.out.chunk) == before {
+			if err := cw.FlushCurrentPage(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // indexPages lists the pages of a column chunk's bytes.

@@ -1,0 +1,113 @@
+package segment
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/schema"
+)
+
+// TestDeltaTimesDecodeFast: the time column is DELTA_BINARY_PACKED, and
+// each page holds at most timePageRows times (however few bytes they
+// take), and the fast page path decodes it (not the library's reader) to the times
+// written: regular series, random gaps, devices whose times start over,
+// the int64 extremes, pages of every size, any window.
+func TestDeltaTimesDecodeFast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	cols := []Column{{ID: 1, Name: "v", Type: schema.Double}}
+	for _, pageBytes := range []int64{64, 256, 8 << 10} {
+		data := map[string][]row{}
+		var want []int64 // in file order: devices sorted, times increasing
+		for d, kind := range []string{"a-regular", "b-gaps", "c-extremes", "d-one"} {
+			var times []int64
+			switch kind {
+			case "a-regular":
+				for i := range 3000 {
+					times = append(times, 1_700_000_000_000+int64(i)*1000)
+				}
+			case "b-gaps":
+				tm := int64(-5000)
+				for range 2000 {
+					tm += 1 + rng.Int64N(1<<uint(rng.IntN(40)))
+					times = append(times, tm)
+				}
+			case "c-extremes":
+				times = []int64{math.MinInt64, math.MinInt64 + 1, -1, 0, 1, math.MaxInt64 - 2, math.MaxInt64 - 1}
+			case "d-one":
+				times = []int64{int64(d)}
+			}
+			for _, tm := range times {
+				data[kind] = append(data[kind], row{time: tm, vals: []any{float64(tm)}})
+			}
+			want = append(want, times...)
+		}
+		f, _ := writeFile(t, Layout{Columns: cols}, WriterOptions{PageBytes: pageBytes, RowGroupRows: 2500}, data, 700, 0)
+		cc, err := f.meta.RowGroup(0).ColumnChunk(1)
+		require.NoError(t, err)
+		require.Contains(t, cc.Encodings(), parquet.Encodings.DeltaBinaryPacked, "the time column's encodings")
+		var got []int64
+		var r chunkReader
+		for gi := range f.groups {
+			g := &f.groups[gi]
+			n := int(g.rows)
+			for _, pg := range g.chunks[1].pages { // small pages, none empty
+				require.Positive(t, pg.values)
+				require.LessOrEqual(t, pg.values, int64(timePageRows(pageBytes)))
+			}
+			vals, valid := make([]byte, 8*n), make([]byte, (n+7)/8)
+			_, err := f.fastChunk(&r, g, 1, 8, false, n, 0, n, vals, valid)
+			require.NoError(t, err, "the fast path took the time column (page %d bytes)", pageBytes)
+			for i := range n {
+				got = append(got, int64(binary.LittleEndian.Uint64(vals[8*i:])))
+			}
+			// A window inside the group.
+			lo := rng.IntN(n)
+			hi := lo + 1 + rng.IntN(n-lo)
+			w := make([]byte, 8*(hi-lo))
+			_, err = f.fastChunk(&r, g, 1, 8, false, n, lo, hi, w, make([]byte, (hi-lo+7)/8))
+			require.NoError(t, err)
+			for i := lo; i < hi; i++ {
+				require.Equal(t, got[len(got)-n+i], int64(binary.LittleEndian.Uint64(w[8*(i-lo):])))
+			}
+		}
+		require.Equal(t, want, got, "page %d bytes", pageBytes)
+	}
+}
+
+// TestDeltaDecodeRejectsGarbage: a malformed delta page is an error, never
+// a panic or a short read.
+func TestDeltaDecodeRejectsGarbage(t *testing.T) {
+	out := make([]byte, 8*300)
+	good := binary.AppendUvarint(nil, 128)
+	good = binary.AppendUvarint(good, 4)
+	good = binary.AppendUvarint(good, 300)
+	good = binary.AppendUvarint(good, 10) // first: 5
+	good = binary.AppendUvarint(good, 2)  // min delta 1
+	good = append(good, 0, 0, 0, 0)
+	good = binary.AppendUvarint(good, 2)
+	good = append(good, 0, 0, 0, 0)
+	good = binary.AppendUvarint(good, 2)
+	good = append(good, 0, 0, 0, 0)
+	require.NoError(t, decodeDeltaInt64(good, 300, out))
+	require.Equal(t, uint64(5+299), binary.LittleEndian.Uint64(out[8*299:]))
+	for n := range len(good) - 1 {
+		require.Error(t, decodeDeltaInt64(good[:n], 300, out), "truncated to %d bytes", n)
+	}
+	require.Error(t, decodeDeltaInt64(good, 299, out), "a count that is not the page's")
+	bad := append([]byte(nil), good...)
+	bad[len(bad)-4] = 65 // a bit width past 64
+	require.Error(t, decodeDeltaInt64(bad, 300, out))
+	rng := rand.New(rand.NewPCG(1, 1))
+	for range 2000 {
+		junk := make([]byte, rng.IntN(64))
+		for i := range junk {
+			junk[i] = byte(rng.Uint32())
+		}
+		_ = decodeDeltaInt64(junk, 1+rng.IntN(300), out) // must not panic
+	}
+}
