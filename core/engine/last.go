@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
@@ -29,7 +31,9 @@ const LastTimeSuffix = "_time"
 // the device directories, as Devices does): the last row first, then
 // windows reaching four times further back, until every property has a
 // value or the device's first row is reached. A device whose properties
-// are all set in its latest rows costs one point read.
+// are all set in its latest rows costs one point read. Where the devices
+// are many for their rows (fewer than lastScanRows rows each), one scan
+// of their rows is cheaper than a read per device, and is taken instead.
 func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type, []schema.Property, error) {
 	ty, ok := db.catalog.Load().Type(req.Type)
 	if !ok {
@@ -56,25 +60,45 @@ func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type,
 	for i, p := range props {
 		names[i] = p.Name
 	}
-	infos, err := db.Devices(req.Type, req.DevicePrefix)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("last: %w", err)
-	}
-	if req.Devices != nil {
-		want := map[string]bool{}
+	var infos []DeviceInfo
+	if req.Devices == nil {
+		var err error
+		if infos, err = db.Devices(req.Type, req.DevicePrefix); err != nil {
+			return nil, nil, nil, fmt.Errorf("last: %w", err)
+		}
+	} else {
+		// Each named device looked up in the directories (a listing of
+		// the names that start with it), not every device listed.
 		for _, d := range req.Devices {
 			if err := validateDevice(d); err != nil {
 				return nil, nil, nil, fmt.Errorf("last: %w", err)
 			}
-			want[d] = true
 		}
-		kept := infos[:0]
-		for _, in := range infos {
-			if want[in.Name] {
-				kept = append(kept, in)
+		for _, d := range slices.Compact(slices.Sorted(slices.Values(req.Devices))) {
+			if !strings.HasPrefix(d, req.DevicePrefix) {
+				continue
+			}
+			some, err := db.Devices(req.Type, d)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("last: %w", err)
+			}
+			if len(some) > 0 && some[0].Name == d { // sorted: d, then longer names
+				infos = append(infos, some[0])
 			}
 		}
-		infos = kept
+	}
+	// One read per device costs about what reading lastScanRows rows
+	// does: past that many devices per row, a scan of every row is cheaper.
+	var rowCount int64
+	for _, in := range infos {
+		rowCount += in.Rows
+	}
+	if int64(len(infos))*lastScanRows > rowCount {
+		out, err := db.lastByScan(ctx, req, props, names)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return out, ty, props, nil
 	}
 	var out []Batch
 	for _, in := range infos {
@@ -162,4 +186,74 @@ func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, props []sch
 		t.Columns = append(t.Columns, v, tablet.Int64s(p.Name+LastTimeSuffix, []int64{times[k]}, []bool{found[k]}))
 	}
 	return t, true, nil
+}
+
+// lastScanRows: see Last. A device's point read cost about 20 µs at a
+// million devices, a scan's row about 30 ns. (A variable for tests.)
+var lastScanRows int64 = 700
+
+// lastState is a device's latest values as lastByScan finds them.
+type lastState struct {
+	device string
+	latest int64
+	vals   []tablet.Column // one row each where found
+	found  []bool
+	times  []int64
+}
+
+// lastByScan is Last for many devices: one scan of their rows (props,
+// named names), keeping per device each property's last value.
+func (db *DB) lastByScan(ctx context.Context, req LastRequest, props []schema.Property, names []string) ([]Batch, error) {
+	rows, err := db.Scan(ctx, ScanRequest{Type: req.Type, Devices: req.Devices, DevicePrefix: req.DevicePrefix, Properties: names, ReuseBatches: true})
+	if err != nil {
+		return nil, fmt.Errorf("last: %w", err)
+	}
+	defer rows.Close()
+	n := len(props)
+	var out []Batch
+	var cur *lastState
+	emit := func() {
+		if cur == nil {
+			return
+		}
+		t := &tablet.Tablet{Times: []int64{cur.latest}, Columns: make([]tablet.Column, 0, 2*n)}
+		for k, p := range props {
+			v := cur.vals[k]
+			if !cur.found[k] {
+				b := tablet.NewBuilder(p.Name, p.Type, 1)
+				b.AppendNull()
+				v = b.Column()
+			}
+			v.Name = p.Name
+			t.Columns = append(t.Columns, v, tablet.Int64s(p.Name+LastTimeSuffix, []int64{cur.times[k]}, []bool{cur.found[k]}))
+		}
+		out = append(out, Batch{Device: cur.device, Rows: t, Stable: true})
+	}
+	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+		t := b.Rows
+		if t.Rows() == 0 {
+			continue
+		}
+		if cur == nil || cur.device != b.Device {
+			emit()
+			cur = &lastState{device: b.Device, vals: make([]tablet.Column, n), found: make([]bool, n), times: make([]int64, n)}
+		}
+		cur.latest = t.Times[t.Rows()-1] // a device's batches come in time order
+		for k := range n {
+			c := &t.Columns[k]
+			for r := t.Rows() - 1; r >= 0; r-- {
+				if c.Valid(r) {
+					cb := tablet.NewBuilder(c.Name, c.Type, 1)
+					cb.Append(c, r) // a copy: the batch's buffers are reused
+					cur.vals[k], cur.found[k], cur.times[k] = cb.Column(), true, t.Times[r]
+					break
+				}
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("last: %w", err)
+	}
+	emit()
+	return out, nil
 }

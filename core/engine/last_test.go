@@ -41,6 +41,21 @@ func TestLastMatchesScan(t *testing.T) {
 			require.NoError(t, db.Delete(DeleteRequest{Type: "L", Devices: []string{"d0"}, Start: &from}))
 		}
 	}
+	// A device whose name starts with another's.
+	require.NoError(t, db.Insert("L", "d2-more", int64Tablet([]int64{1}, map[string][]int64{"k": {1}})))
+	defer func(v int64) { lastScanRows = v }(lastScanRows)
+	for _, path := range []struct {
+		name string
+		rows int64
+	}{{"a read per device", 0}, {"one scan", 1 << 40}} {
+		t.Run(path.name, func(t *testing.T) {
+			lastScanRows = path.rows
+			checkLast(t, db)
+		})
+	}
+}
+
+func checkLast(t *testing.T, db *DB) {
 	all := rowsOf(t, db, "L")
 	batches, _, props, err := db.Last(context.Background(), LastRequest{Type: "L"})
 	require.NoError(t, err)

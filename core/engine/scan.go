@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -87,6 +88,7 @@ type Rows struct {
 	files    []*dataFile
 	mems     []*memtable.Memtable // retained until Close
 	scanners []*segment.Scanner   // per file, made when first needed
+	filePos  []int                // per file, where Next's device lookups are (see hasNext)
 	devices  []scanDevice
 	// dels[i] are the delete ranges that apply to the sources older than
 	// memtable i (oldest first): to the files, dels[0].
@@ -239,16 +241,20 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			}
 		}
 	} else {
+		var lists [][]string // each sorted
 		for _, f := range r.files {
 			if f.overlapsTime(r.start, r.end) {
-				names = append(names, memtable.PrefixRange(f.Devices(), req.DevicePrefix)...)
+				lists = append(lists, memtable.PrefixRange(f.Devices(), req.DevicePrefix))
 			}
 		}
 		for _, m := range mems {
-			names = append(names, m.DevicesWithPrefix(ty.ID, req.DevicePrefix)...)
+			lists = append(lists, m.DevicesWithPrefix(ty.ID, req.DevicePrefix))
 		}
+		names = mergeNames(lists)
 	}
-	slices.Sort(names)
+	if !slices.IsSorted(names) {
+		slices.Sort(names)
+	}
 	names = slices.Compact(names)
 	// The delete ranges and the chunks' tombstones must be of one moment:
 	// a delete applied between reading the ones and snapshotting the
@@ -272,6 +278,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			r.dels[i] = rangesFor(mems, ty.ID, i)
 		}
 		r.devices = r.devices[:0]
+		pos := make([]int, len(r.files))
 		for _, d := range names {
 			sd := scanDevice{name: d, lo: r.start, hi: r.end}
 			if w, ok := windows[d]; ok {
@@ -289,7 +296,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 					sd.mems = append(sd.mems, i)
 				}
 			}
-			if len(sd.snaps) == 0 && !r.inFiles(d, sd.lo, sd.hi) {
+			if len(sd.snaps) == 0 && !r.inFiles(pos, d, sd.lo, sd.hi) {
 				continue
 			}
 			r.devices = append(r.devices, sd)
@@ -298,6 +305,35 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			return r, nil
 		}
 	}
+}
+
+// mergeNames merges sorted lists of names into one sorted list, in
+// pairs (log k passes), not by sorting their concatenation.
+func mergeNames(lists [][]string) []string {
+	if len(lists) == 0 {
+		return nil
+	}
+	for len(lists) > 1 {
+		next := lists[:0:0]
+		for i := 0; i < len(lists); i += 2 {
+			if i+1 == len(lists) {
+				next = append(next, lists[i])
+				continue
+			}
+			a, b := lists[i], lists[i+1]
+			m := make([]string, 0, len(a)+len(b))
+			for len(a) > 0 && len(b) > 0 {
+				if b[0] < a[0] {
+					m, b = append(m, b[0]), b[1:]
+				} else {
+					m, a = append(m, a[0]), a[1:]
+				}
+			}
+			next = append(next, append(append(m, a...), b...))
+		}
+		lists = next
+	}
+	return slices.Clone(lists[0]) // never a file's own list
 }
 
 // deleteSeqs returns the memtables' delete sequences, and whether a delete
@@ -318,13 +354,41 @@ func (f *dataFile) overlapsTime(start, end int64) bool {
 	return hi >= start && lo < end
 }
 
-func (r *Rows) inFiles(device string, start, end int64) bool {
-	for _, f := range r.files {
-		if f.has(device, start, end-1) {
+// inFiles reports whether a file holds rows of device in [start, end);
+// pos is the files' lookup positions (see hasNext).
+func (r *Rows) inFiles(pos []int, device string, start, end int64) bool {
+	for i, f := range r.files {
+		if hasNext(f, &pos[i], device, start, end-1) {
 			return true
 		}
 	}
 	return false
+}
+
+// hasNext is f.has for lookups of devices in name order: *pos, where the
+// previous lookup ended in f's sorted device list, only moves forward, by
+// a galloping search, so a walk of every device of a type costs its
+// devices, not a binary search each. A name before the previous one
+// starts over.
+func hasNext(f *dataFile, pos *int, device string, lo, hi int64) bool {
+	devs := f.Devices()
+	p := *pos
+	if p > 0 && devs[p-1] >= device {
+		p = 0
+	}
+	end, step := p+1, 1
+	for end < len(devs) && devs[end] < device {
+		p, step = end, step*2
+		end = p + step
+	}
+	end = min(end, len(devs))
+	p += sort.SearchStrings(devs[p:end], device)
+	*pos = p
+	if p == len(devs) || devs[p] != device {
+		return false
+	}
+	_, first, last := f.DeviceAt(p)
+	return last >= lo && first <= hi
 }
 
 // sparseDevices is the most devices a scan may name and still read each
@@ -398,8 +462,11 @@ func (r *Rows) Next() (Batch, bool) {
 		d := r.devices[r.next]
 		r.next++
 		var srcs []runSource
+		if len(r.filePos) != len(r.files) {
+			r.filePos = make([]int, len(r.files))
+		}
 		for i, f := range r.files {
-			if f.has(d.name, d.lo, d.hi-1) {
+			if hasNext(f, &r.filePos[i], d.name, d.lo, d.hi-1) {
 				if r.scanners[i] == nil {
 					r.scanners[i] = f.Scanner(r.cols)
 					r.scanners[i].Reuse = r.reuse
