@@ -15,7 +15,9 @@ runs in its own fresh process. Figures, printed, never asserted:
  3. devices(): the device list with row counts and time bounds (DuckDB:
     SELECT device, count(*), min(time), max(time) GROUP BY device);
  4. a 1% device-prefix scan: plant-07/ (DuckDB: WHERE device LIKE
-    'plant-07/%').
+    'plant-07/%');
+ 5. the last value of one column for every device (arcadego: db.last;
+    DuckDB: arg_max ... GROUP BY device).
 
 Usage: python tests/bench/bench_devices.py [--devices N] [--dir DIR]
 """
@@ -137,6 +139,7 @@ def child_reads(a: dict) -> dict:
         one = lambda dev: db.scan("M", device=dev).to_arrow()  # noqa: E731
         listing = lambda: db.devices("M")  # noqa: E731
         prefix = lambda: db.scan("M", device_prefix="plant-07/").to_arrow()  # noqa: E731
+        latest = lambda: db.last("M", ["f0"]).to_arrow()  # noqa: E731
         count = lambda r: r.num_rows if hasattr(r, "num_rows") else len(r["device"])  # noqa: E731
     else:
         import duckdb
@@ -149,6 +152,8 @@ def child_reads(a: dict) -> dict:
         one = lambda dev: duck_arrow(db.execute("SELECT * FROM m WHERE device = ?", [dev]))  # noqa: E731
         listing = lambda: duck_arrow(db.sql("SELECT device, count(*), min(time), max(time) FROM m GROUP BY device"))  # noqa: E731
         prefix = lambda: duck_arrow(db.sql("SELECT * FROM m WHERE device LIKE 'plant-07/%'"))  # noqa: E731
+        latest = lambda: duck_arrow(db.sql(  # noqa: E731
+            "SELECT device, max(time), arg_max(f0, time) FILTER (WHERE f0 IS NOT NULL) FROM m GROUP BY device"))
         count = lambda r: r.num_rows  # noqa: E731
     times = []
     for dev in picks:
@@ -170,6 +175,10 @@ def child_reads(a: dict) -> dict:
         best = min(best or 1e9, time.perf_counter() - t0)
     out["prefix_s"] = best
     out["prefix_rows"] = count(r)
+    t0 = time.perf_counter()
+    r = latest()
+    out["last_s"] = time.perf_counter() - t0
+    assert count(r) == devices, count(r)
     return out
 
 
@@ -225,6 +234,7 @@ def main() -> None:
               f"{fmt_s(d[1]['one_p50'])} / {fmt_s(d[1]['one_p99'])} |")
         print(f"| devices() of {a[1]['devices_n']:,} devices | {fmt_s(a[1]['devices_s'])} | {fmt_s(d[1]['devices_s'])} |")
         print(f"| 1% device-prefix scan ({a[1]['prefix_rows']:,} rows) | {fmt_s(a[1]['prefix_s'])} | {fmt_s(d[1]['prefix_s'])} |")
+        print(f"| last value of one column, every device | {fmt_s(a[1]['last_s'])} | {fmt_s(d[1]['last_s'])} |")
         print(f"| open | {fmt_s(a[1]['open_s'])} | {fmt_s(d[1]['open_s'])} |")
         print(f"\narcadego ingest: {a[0]}\nduckdb ingest: {d[0]}")
     finally:
