@@ -175,7 +175,7 @@ func (db *DB) compactType(ty *schema.Type, mode int) error {
 	}
 	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, 0), Metadata: deltaMetadata(tb, ty)}
 	nt, err := db.rewriteTable(ty, tb, commit, rewriting{
-		what: "compaction", olds: olds, files: int(total/compactFileRows) + 1, fileRows: compactFileRows,
+		what: "compaction", olds: olds, files: int(total/db.compactRows) + 1, fileRows: db.compactRows,
 		writeStep: "compact-write", commitStep: "compact-commit"})
 	if err != nil {
 		return err

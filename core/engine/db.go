@@ -86,6 +86,8 @@ type DB struct {
 	fault func(step string) error
 	// fileRows is flushFileRows, lowered by tests to split small flushes.
 	fileRows int64
+	// compactRows is compactFileRows, lowered by tests to split compactions.
+	compactRows int64
 	// directBytes is directWriteBytes, lowered by tests.
 	directBytes int
 	// beforeKeepDirect, when set by a test, runs as keepDirect starts
@@ -140,6 +142,8 @@ type DB struct {
 	memIx sync.Map
 	// sidecarsBuilt counts the index sidecars built (Stats).
 	sidecarsBuilt atomic.Uint64
+	// sidecarsMerged counts the sidecars compactions merged (Stats).
+	sidecarsMerged atomic.Uint64
 	// uniqueMu serializes the commits that check a UNIQUE index, from the
 	// check until their rows are in the memtable (unique.go).
 	uniqueMu sync.Mutex
@@ -166,7 +170,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open %q: direct write bytes %d must be >= 0 (0: the default, %d) or -1 (never): %w",
 			path, opts.DirectWriteBytes, DefaultDirectWriteBytes, errs.ErrInvalidArgument)
 	}
-	db := &DB{path: path, opts: opts, pending: schema.Empty(), budget: opts.MemtableBudget, fileRows: flushFileRows,
+	db := &DB{path: path, opts: opts, pending: schema.Empty(), budget: opts.MemtableBudget, fileRows: flushFileRows, compactRows: compactFileRows,
 		directBytes: directWriteBytes, typeWrites: map[schema.TypeID]int{}}
 	switch {
 	case opts.DirectWriteBytes > 0:

@@ -324,6 +324,117 @@ func (db *DB) indexNewFiles(id schema.TypeID, files []*newFile) {
 	}
 }
 
+// indexRewritten builds the sidecars of a rewrite's new files. Those of
+// a compaction that kept every row (no delete or expiry dropped one) are
+// merged from the old files' sidecars, which hold the same rows' keys (no
+// key is in two files): no data is read and nothing sorted again.
+func (db *DB) indexRewritten(id schema.TypeID, added []*newFile, rw rewriting) {
+	ty, ok := db.catalog.Load().TypeByID(id)
+	if !ok || len(ty.Indexes()) == 0 {
+		return
+	}
+	var before, after int64
+	for _, f := range rw.olds {
+		before += f.Rows()
+	}
+	for _, f := range added {
+		after += f.Rows()
+	}
+	if len(rw.snaps) == 0 && len(rw.olds) > 0 && len(added) > 0 && before == after && !db.opts.ReadOnly {
+		for _, ix := range ty.Indexes() {
+			_ = db.mergeSidecars(ty, rw.olds, added, ix) // on failure, built below
+		}
+	}
+	db.indexNewFiles(id, added)
+}
+
+// mergeSidecars writes the sidecars of index ix for added, the files a
+// compaction wrote from olds (every row of olds, and only those).
+func (db *DB) mergeSidecars(ty *schema.Type, olds []*dataFile, added []*newFile, ix *schema.Index) error {
+	dir := db.tableDir(ty.ID)
+	parts := make([]*index.File, len(olds))
+	for i, f := range olds {
+		s, err := db.sidecar(ty, dir, f, ix)
+		if err != nil {
+			return err
+		}
+		parts[i] = s
+	}
+	// Where each old file's device went: the new file and its device
+	// number there; file -1 when it went to several (its time decides).
+	type dest struct{ file, dev int }
+	find := func(name string, t int64, split bool) (dest, bool) {
+		found := dest{file: -1}
+		for j, nf := range added {
+			p, ok := slices.BinarySearch(nf.Devices(), name)
+			if !ok {
+				continue
+			}
+			if split {
+				if _, first, last := nf.DeviceAt(p); t < first || t > last {
+					continue
+				}
+			}
+			if found.file >= 0 {
+				return dest{file: -1}, true
+			}
+			found = dest{j, p}
+		}
+		return found, found.file >= 0
+	}
+	remap := make([][]dest, len(parts))
+	for i, s := range parts {
+		remap[i] = make([]dest, len(s.Devices()))
+		for k, name := range s.Devices() {
+			d, ok := find(name, 0, false)
+			if !ok {
+				return fmt.Errorf("device %q of an old file is in no new one: %w", name, errs.ErrInternal)
+			}
+			remap[i][k] = d
+		}
+	}
+	entries := make([][]index.Entry, len(added))
+	var bad error
+	index.Merge(parts, func(src int, key []byte, dev uint32, t int64) {
+		d := remap[src][dev]
+		if d.file < 0 {
+			var ok bool
+			if d, ok = find(parts[src].Devices()[dev], t, true); !ok || d.file < 0 {
+				bad = fmt.Errorf("a row of device %q at %d is in no new file: %w", parts[src].Devices()[dev], t, errs.ErrInternal)
+				return
+			}
+		}
+		entries[d.file] = append(entries[d.file], index.Entry{Key: key, Device: uint32(d.dev), Time: t})
+	})
+	if bad != nil {
+		return bad
+	}
+	if err := os.MkdirAll(filepath.Join(dir, indexDir), 0o755); err != nil {
+		return fmt.Errorf("index %q: %v: %w", ix.Name, err, errs.ErrIO)
+	}
+	for j, nf := range added {
+		path := sidecarPath(dir, nf.name, ix.ID)
+		if err := index.WriteFile(path, nf.Devices(), entries[j]); err != nil {
+			return err
+		}
+		s, err := index.OpenFile(path)
+		if err != nil {
+			return err
+		}
+		nf.ixMu.Lock()
+		if nf.ix == nil {
+			nf.ix = map[schema.IndexID]*index.File{}
+		}
+		if old := nf.ix[ix.ID]; old != nil {
+			old.Close()
+		}
+		nf.ix[ix.ID] = s
+		nf.ixMu.Unlock()
+		db.sidecarsMerged.Add(1)
+	}
+	return nil
+}
+
 // indexAll runs buildSidecars for every indexed type with a table.
 func (db *DB) indexAll() {
 	cat := db.catalog.Load()

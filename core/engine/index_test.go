@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -301,4 +302,106 @@ func BenchmarkInsertIndexed(b *testing.B) {
 			b.ReportMetric(float64(1_000_000*b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
 		})
 	}
+}
+
+// TestCompactionMergesSidecars: a compaction that keeps every row writes
+// its new files' sidecars by merging the old files' (none built from the
+// data), also when it splits a device over several new files; one that
+// drops rows (a delete) builds them from the data. Lookups through
+// either equal the scan without the index.
+func TestCompactionMergesSidecars(t *testing.T) {
+	db, _ := openDisk(t, Options{DirectWriteBytes: -1})
+	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE T; CREATE PROPERTY T.k INT64; CREATE PROPERTY T.s STRING; "+
+		"CREATE INDEX tk ON T (k) NOTUNIQUE; CREATE INDEX ts ON T (s, k) NOTUNIQUE"))
+	rng := rand.New(rand.NewPCG(12, 13))
+	for step := range 6 { // a file a step: devices that append, one row each of k
+		for d := range 5 {
+			n := 50 + rng.IntN(100)
+			times, ks, ss, sv := make([]int64, n), make([]int64, n), make([]string, n), make([]bool, n)
+			for i := range n {
+				times[i] = int64(step*1000 + i)
+				ks[i], ss[i], sv[i] = rng.Int64N(40), fmt.Sprint("s", rng.IntN(5)), rng.IntN(4) > 0
+			}
+			require.NoError(t, db.Insert("T", fmt.Sprintf("d%d", d), &tablet.Tablet{Times: times,
+				Columns: []tablet.Column{tablet.Int64s("k", ks, nil), tablet.Strings("s", ss, sv)}}))
+		}
+		require.NoError(t, db.Flush())
+	}
+	check := func(what string) {
+		t.Helper()
+		for _, w := range []Where{cond("k", "=", int64(7)), cond("k", "<", int64(3)), {And: []Where{cond("s", "=", "s2"), cond("k", ">=", int64(30))}}} {
+			got, plan := whereRows(t, db, "T", w)
+			require.Contains(t, plan, "index", what)
+			var want []string
+			for dev, rows := range rowsOf(t, db, "T") {
+				for tm, row := range rows {
+					if w.Cond != nil && matchesCond(w.Cond, row) || w.And != nil && matchesCond(w.And[0].Cond, row) && matchesCond(w.And[1].Cond, row) {
+						want = append(want, fmt.Sprintf("%s@%d", dev, tm))
+					}
+				}
+			}
+			slices.Sort(want)
+			require.Equal(t, want, got, "%s: %+v", what, w)
+		}
+	}
+	check("flushed")
+	built, merged := db.sidecarsBuilt.Load(), db.sidecarsMerged.Load()
+	db.compactRows = 800 // the compaction writes several files, splitting devices
+	require.NoError(t, db.Compact("T"))
+	ty, _ := db.Catalog().Type("T")
+	files := len(db.view.Load().tables[ty.ID].files)
+	require.Greater(t, files, 1)
+	require.Equal(t, built, db.sidecarsBuilt.Load(), "a sidecar was built from data")
+	require.Equal(t, merged+uint64(2*files), db.sidecarsMerged.Load(), "two indexes, merged for each new file")
+	check("compacted, merged")
+
+	// A delete's flush drops rows from the files it rewrites: the next
+	// compaction keeps every row there is, and merges.
+	from, to := int64(2000), int64(2050)
+	require.NoError(t, db.Delete(DeleteRequest{Type: "T", Devices: []string{"d1"}, Start: &from, End: &to}))
+	require.NoError(t, db.Flush())
+	check("after a delete")
+	db.compactRows = 1500
+	merged = db.sidecarsMerged.Load()
+	require.NoError(t, db.Compact("T"))
+	require.Greater(t, db.sidecarsMerged.Load(), merged)
+	check("compacted again")
+}
+
+// TestCompactionDroppingRowsBuildsSidecars: a compaction that leaves rows
+// out (expired by the TTL) builds its files' sidecars from their data.
+func TestCompactionDroppingRowsBuildsSidecars(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true, DirectWriteBytes: -1})
+	now := time.Now().UnixMilli()
+	day := int64(24 * time.Hour / time.Millisecond)
+	require.NoError(t, db.Insert("S", "a", msTablet(now-10*day, now-2*day)))
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Insert("S", "b", msTablet(now-10*day+1, now-day)))
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Exec("CREATE INDEX sk ON S (k) NOTUNIQUE; ALTER TYPE S SET TTL 7d"))
+	built, merged := db.sidecarsBuilt.Load(), db.sidecarsMerged.Load()
+	require.NoError(t, db.Compact("S"))
+	require.Equal(t, merged, db.sidecarsMerged.Load(), "rows were left out: nothing to merge")
+	require.Equal(t, built+1, db.sidecarsBuilt.Load())
+	got, plan := whereRows(t, db, "S", cond("k", "=", now-day))
+	require.Contains(t, plan, "index sk")
+	require.Equal(t, []string{fmt.Sprintf("b@%d", now-day)}, got)
+	got, _ = whereRows(t, db, "S", cond("k", "=", now-10*day))
+	require.Empty(t, got, "expired")
+}
+
+// matchesCond evaluates one comparison of whereRows' kinds on a row.
+func matchesCond(c *Cond, row map[string]any) bool {
+	v, ok := row[c.Property]
+	if !ok || v == nil {
+		return false
+	}
+	switch x := v.(type) {
+	case int64:
+		y := c.Value.(int64)
+		return c.Op == "=" && x == y || c.Op == "<" && x < y || c.Op == ">=" && x >= y
+	case string:
+		return c.Op == "=" && x == c.Value.(string)
+	}
+	return false
 }

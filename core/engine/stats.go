@@ -10,26 +10,27 @@ import (
 // Stats is a snapshot of a database's counters and storage, for
 // monitoring and tests. Counters count since Open.
 type Stats struct {
-	MemtableBytes      int64       `json:"memtable_bytes"`        // live memtable, estimated
-	ImmutableMemtables int         `json:"immutable_memtables"`   // waiting for or in a flush
-	ImmutableBytes     int64       `json:"immutable_bytes"`       // their estimated size
-	MemtableBudget     int64       `json:"memtable_budget"`       // Options.MemtableBudget in force
-	PoolBytes          int64       `json:"pool_bytes"`            // memory of flushed memtables kept for the next ones (at most the budget)
-	Flushes            uint64      `json:"flushes"`               // flushes that completed
-	FlushedRows        uint64      `json:"flushed_rows"`          // rows written to Parquet by flushes (rewrites included)
-	FlushedBytes       uint64      `json:"flushed_bytes"`         // Parquet bytes written by flushes
-	Checkpoints        uint64      `json:"checkpoints"`           // checkpoints that completed
-	DirectWrites       uint64      `json:"direct_writes"`         // large inserts written straight to Parquet, one per type and commit (their rows and bytes count as flushed)
-	Compactions        uint64      `json:"compactions"`           // types whose files were merged (their rows and bytes count as flushed)
-	IndexSidecarsBuilt uint64      `json:"index_sidecars_built"`  // index sidecars built from data files (flushes, compactions, backfills, lookups)
-	Stalls             uint64      `json:"stalls"`                // commits that waited for a flush (back-pressure)
-	StallNanos         int64       `json:"stall_nanos"`           // time they waited in all
-	FlushError         string      `json:"flush_error,omitempty"` // the last flush's failure, "" once one succeeds
-	WALBytes           int64       `json:"wal_bytes"`             // bytes in live log segments
-	WALSegments        int         `json:"wal_segments"`
-	Fsyncs             uint64      `json:"fsyncs"` // log and storage fsyncs (files and directories)
-	Log                wal.Stats   `json:"-"`
-	Types              []TypeStats `json:"types"` // types with flushed data, by name
+	MemtableBytes       int64       `json:"memtable_bytes"`        // live memtable, estimated
+	ImmutableMemtables  int         `json:"immutable_memtables"`   // waiting for or in a flush
+	ImmutableBytes      int64       `json:"immutable_bytes"`       // their estimated size
+	MemtableBudget      int64       `json:"memtable_budget"`       // Options.MemtableBudget in force
+	PoolBytes           int64       `json:"pool_bytes"`            // memory of flushed memtables kept for the next ones (at most the budget)
+	Flushes             uint64      `json:"flushes"`               // flushes that completed
+	FlushedRows         uint64      `json:"flushed_rows"`          // rows written to Parquet by flushes (rewrites included)
+	FlushedBytes        uint64      `json:"flushed_bytes"`         // Parquet bytes written by flushes
+	Checkpoints         uint64      `json:"checkpoints"`           // checkpoints that completed
+	DirectWrites        uint64      `json:"direct_writes"`         // large inserts written straight to Parquet, one per type and commit (their rows and bytes count as flushed)
+	Compactions         uint64      `json:"compactions"`           // types whose files were merged (their rows and bytes count as flushed)
+	IndexSidecarsBuilt  uint64      `json:"index_sidecars_built"`  // index sidecars built from data files (flushes, compactions, backfills, lookups)
+	IndexSidecarsMerged uint64      `json:"index_sidecars_merged"` // index sidecars of compacted files merged from the old files' sidecars
+	Stalls              uint64      `json:"stalls"`                // commits that waited for a flush (back-pressure)
+	StallNanos          int64       `json:"stall_nanos"`           // time they waited in all
+	FlushError          string      `json:"flush_error,omitempty"` // the last flush's failure, "" once one succeeds
+	WALBytes            int64       `json:"wal_bytes"`             // bytes in live log segments
+	WALSegments         int         `json:"wal_segments"`
+	Fsyncs              uint64      `json:"fsyncs"` // log and storage fsyncs (files and directories)
+	Log                 wal.Stats   `json:"-"`
+	Types               []TypeStats `json:"types"` // types with flushed data, by name
 }
 
 // TypeStats describes the flushed data of one type: a Delta Lake table.
@@ -47,18 +48,19 @@ type TypeStats struct {
 // its table. It reads no file.
 func (db *DB) Stats() Stats {
 	st := Stats{
-		MemtableBudget:     db.budget,
-		PoolBytes:          db.pool.Bytes(),
-		Flushes:            db.counters.flushes.Load(),
-		FlushedRows:        db.counters.flushedRows.Load(),
-		FlushedBytes:       db.counters.flushedBytes.Load(),
-		Checkpoints:        db.counters.checkpoints.Load(),
-		DirectWrites:       db.counters.directWrites.Load(),
-		Compactions:        db.counters.compactions.Load(),
-		IndexSidecarsBuilt: db.sidecarsBuilt.Load(),
-		Stalls:             db.counters.stalls.Load(),
-		StallNanos:         db.counters.stallNanos.Load(),
-		Types:              []TypeStats{},
+		MemtableBudget:      db.budget,
+		PoolBytes:           db.pool.Bytes(),
+		Flushes:             db.counters.flushes.Load(),
+		FlushedRows:         db.counters.flushedRows.Load(),
+		FlushedBytes:        db.counters.flushedBytes.Load(),
+		Checkpoints:         db.counters.checkpoints.Load(),
+		DirectWrites:        db.counters.directWrites.Load(),
+		Compactions:         db.counters.compactions.Load(),
+		IndexSidecarsBuilt:  db.sidecarsBuilt.Load(),
+		IndexSidecarsMerged: db.sidecarsMerged.Load(),
+		Stalls:              db.counters.stalls.Load(),
+		StallNanos:          db.counters.stallNanos.Load(),
+		Types:               []TypeStats{},
 	}
 	if p := db.flushErr.Load(); p != nil {
 		st.FlushError = (*p).Error()

@@ -679,7 +679,7 @@ func (db *DB) rewriteTable(ty *schema.Type, tb *table, commit segment.Commit, rw
 		if err != nil {
 			return nil, fmt.Errorf("%s of type %q: %w", rw.what, ty.Name, err)
 		}
-		db.indexNewFiles(ty.ID, added)
+		db.indexRewritten(ty.ID, added, rw)
 		for _, f := range added {
 			commit.Adds = append(commit.Adds, segment.AddFile{Path: f.name, Size: f.size, ModificationTime: time.Now().UnixMilli(), Stats: f.stats})
 		}

@@ -80,7 +80,9 @@ func Build(devices []string, entries []Entry) (*File, error) {
 }
 
 func encode(devices []string, entries []Entry) ([]byte, error) {
-	SortEntries(entries)
+	if !slices.IsSortedFunc(entries, compareEntries) {
+		SortEntries(entries)
+	}
 	keyBytes, nameBytes := 0, 0
 	for _, e := range entries {
 		keyBytes += len(e.Key)
@@ -343,6 +345,60 @@ func gallop(i, n int, ok func(int) bool) int {
 	hi = min(hi, n)
 	return i + sort.Search(hi-i, func(j int) bool { return ok(i + j) })
 }
+
+// compareEntries orders entries by key, device number and time.
+func compareEntries(a, b Entry) int {
+	if c := bytes.Compare(a.Key, b.Key); c != 0 {
+		return c
+	}
+	if a.Device != b.Device {
+		return cmp.Compare(a.Device, b.Device)
+	}
+	return cmp.Compare(a.Time, b.Time)
+}
+
+// Devices returns the device names the entries' device numbers index,
+// in name order for the sidecars the engine writes.
+func (f *File) Devices() []string { return f.devices }
+
+// Merge calls fn for every entry of files, in the order of a sidecar
+// whose device numbers follow device names (key, device name, time): the
+// files' sorted entries merged, not sorted again. src is the file an
+// entry comes from, device its number there. The files' device lists
+// must be in name order, as a sidecar of a data file's devices is.
+func Merge(files []*File, fn func(src int, key []byte, device uint32, t int64)) {
+	pos := make([]int, len(files))
+	less := func(a, b int) bool { // entry pos[a] of files[a] before pos[b] of files[b]
+		fa, fb := files[a], files[b]
+		ia, ib := pos[a], pos[b]
+		if c := bytes.Compare(fa.key(ia), fb.key(ib)); c != 0 {
+			return c < 0
+		}
+		da, db := fa.devices[fa.device(ia)], fb.devices[fb.device(ib)]
+		if da != db {
+			return da < db
+		}
+		return fa.time(ia) < fb.time(ib)
+	}
+	for {
+		best := -1
+		for k := range files {
+			if pos[k] < files[k].n && (best < 0 || less(k, best)) {
+				best = k
+			}
+		}
+		if best < 0 {
+			return
+		}
+		f, i := files[best], pos[best]
+		fn(best, f.key(i), f.device(i), f.time(i))
+		pos[best]++
+	}
+}
+
+func (f *File) device(i int) uint32 { return binary.LittleEndian.Uint32(f.devs[4*i:]) }
+
+func (f *File) time(i int) int64 { return int64(binary.LittleEndian.Uint64(f.times[8*i:])) }
 
 // Close unmaps the file. No Search may run during or after it.
 func (f *File) Close() {
