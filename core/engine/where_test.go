@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -276,4 +277,28 @@ func TestWherePrunesFilesByStatistics(t *testing.T) {
 	before = prunedFiles.Load()
 	assert.Equal(t, map[string][]int64{}, scan(Where{Cond: &Cond{Property: "z", Op: ">", Value: int64(0)}}))
 	assert.Equal(t, before+1, prunedFiles.Load(), "file 2 has no z (file 1 overlaps the memtable)")
+}
+
+// TestWhereDoublesFastPath: the loop for DOUBLE columns without nulls
+// keeps the rows the row-at-a-time test keeps, NaN and infinities
+// included, for every comparison and constant.
+func TestWhereDoublesFastPath(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	vals := []float64{0, -1, 1, 0.5, nan, inf, -inf, 0.99, 0.991, -0.0}
+	dense := tablet.Doubles("x", vals, nil)
+	valid := make([]bool, len(vals))
+	for i := range valid {
+		valid[i] = true
+	}
+	checked := tablet.Doubles("x", vals, valid) // a validity bitmap: the general path
+	require.NotNil(t, checked.Validity)
+	for _, op := range []string{"=", "!=", "<", "<=", ">", ">="} {
+		for _, cv := range []float64{0, 0.99, nan, inf, -inf, -0.0} {
+			c := &compiledCond{typ: schema.Double, op: op, v: cell{f: cv}}
+			fast, slow := make([]bool, len(vals)), make([]bool, len(vals))
+			c.eval(&dense, fast)
+			c.eval(&checked, slow)
+			require.Equal(t, slow, fast, "x %s %v", op, cv)
+		}
+	}
 }
