@@ -401,11 +401,7 @@ func (a *acc) addRun(s *aggSpec, c *tablet.Column, times []int64, lo, hi int) er
 			a.n += int64(len(vals))
 			return nil
 		case "sum", "mean":
-			sum := 0.0
-			for _, v := range vals {
-				sum += v
-			}
-			a.sumF += sum
+			a.sumF += sumDoubles(vals)
 			a.n += int64(len(vals))
 			return nil
 		case "min": // NaN is the greatest (see less)
@@ -416,7 +412,7 @@ func (a *acc) addRun(s *aggSpec, c *tablet.Column, times []int64, lo, hi int) er
 			a.n += int64(len(vals))
 			return nil
 		case "max":
-			m := slices.Max(vals) // NaN if one is, which is the greatest
+			m := maxDoubles(vals) // NaN if one is, which is the greatest
 			if a.n == 0 || m > a.v.f || math.IsNaN(m) {
 				a.v.f = m
 			}
@@ -439,20 +435,63 @@ func (a *acc) addRun(s *aggSpec, c *tablet.Column, times []int64, lo, hi int) er
 // least number, or NaN if all are. The builtin min, which the loop uses
 // (no branch per value), makes any NaN the result: then it looks again.
 func minDoubles(vals []float64) float64 {
-	m := vals[0]
-	for _, v := range vals[1:] {
-		m = min(m, v)
+	// Four chains, joined at the end: min is exact in any order (a NaN
+	// anywhere makes the builtin's result NaN).
+	m := [4]float64{vals[0], vals[0], vals[0], vals[0]}
+	i := 0
+	for ; i+4 <= len(vals); i += 4 {
+		m[0], m[1], m[2], m[3] = min(m[0], vals[i]), min(m[1], vals[i+1]), min(m[2], vals[i+2]), min(m[3], vals[i+3])
 	}
-	if !math.IsNaN(m) {
+	for ; i < len(vals); i++ {
+		m[0] = min(m[0], vals[i])
+	}
+	if m := min(m[0], m[1], m[2], m[3]); !math.IsNaN(m) {
 		return m
 	}
-	m = math.NaN()
+	return minSkippingNaN(vals)
+}
+
+// minSkippingNaN is minDoubles for values of which some are NaN.
+func minSkippingNaN(vals []float64) float64 {
+	m := math.NaN()
 	for _, v := range vals {
 		if v < m || math.IsNaN(m) {
 			m = v
 		}
 	}
 	return m
+}
+
+// maxDoubles returns the greatest of vals (not empty), NaN if one is:
+// NaN is the greatest. Four chains, as minDoubles.
+func maxDoubles(vals []float64) float64 {
+	m := [4]float64{vals[0], vals[0], vals[0], vals[0]}
+	i := 0
+	for ; i+4 <= len(vals); i += 4 {
+		m[0], m[1], m[2], m[3] = max(m[0], vals[i]), max(m[1], vals[i+1]), max(m[2], vals[i+2]), max(m[3], vals[i+3])
+	}
+	for ; i < len(vals); i++ {
+		m[0] = max(m[0], vals[i])
+	}
+	return max(m[0], m[1], m[2], m[3])
+}
+
+// sumDoubles sums vals in four running sums, added at the end: four
+// times the additions in flight (a sum in another order differs in its
+// last bits, as sums over files and memtables already do).
+func sumDoubles(vals []float64) float64 {
+	var s [4]float64
+	i := 0
+	for ; i+4 <= len(vals); i += 4 {
+		s[0] += vals[i]
+		s[1] += vals[i+1]
+		s[2] += vals[i+2]
+		s[3] += vals[i+3]
+	}
+	for ; i < len(vals); i++ {
+		s[0] += vals[i]
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
 }
 
 // result returns the groups as batches, a device at a time, buckets in

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -445,7 +446,8 @@ func TestAggregateSumOverflowFromStatistics(t *testing.T) {
 }
 
 // TestMinDoubles: NaN is the greatest value, so the least of numbers and
-// NaNs is the least number, and NaN only when every value is one.
+// NaNs is the least number, and NaN only when every value is one; the
+// greatest is NaN if one is; sums add up whatever the length.
 func TestMinDoubles(t *testing.T) {
 	nan := math.NaN()
 	assert.Equal(t, -1.0, minDoubles([]float64{3, nan, -1, 2}))
@@ -453,4 +455,29 @@ func TestMinDoubles(t *testing.T) {
 	assert.Equal(t, math.Inf(-1), minDoubles([]float64{nan, math.Inf(-1), 0}))
 	assert.True(t, math.IsNaN(minDoubles([]float64{nan, nan})))
 	assert.Equal(t, 5.0, minDoubles([]float64{5}))
+	// Lengths around the four chains, a NaN at each place.
+	rng := rand.New(rand.NewPCG(2, 2))
+	for n := 1; n < 13; n++ {
+		vals := make([]float64, n)
+		for i := range vals {
+			vals[i] = rng.NormFloat64()
+		}
+		lo, hi, sum := slices.Min(vals), slices.Max(vals), 0.0
+		for _, v := range vals {
+			sum += v
+		}
+		assert.Equal(t, lo, minDoubles(vals), "n=%d", n)
+		assert.Equal(t, hi, maxDoubles(vals), "n=%d", n)
+		assert.InDelta(t, sum, sumDoubles(vals), 1e-12, "n=%d", n)
+		for k := range n {
+			withNaN := slices.Clone(vals)
+			withNaN[k] = nan
+			rest := slices.Delete(slices.Clone(vals), k, k+1)
+			if len(rest) > 0 {
+				assert.Equal(t, slices.Min(rest), minDoubles(withNaN), "n=%d NaN at %d", n, k)
+			}
+			assert.True(t, math.IsNaN(maxDoubles(withNaN)), "n=%d NaN at %d", n, k)
+			assert.True(t, math.IsNaN(sumDoubles(withNaN)))
+		}
+	}
 }

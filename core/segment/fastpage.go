@@ -101,10 +101,11 @@ func decodeDeltaInt64(src []byte, k int, out []byte) error {
 			mb := src[:size]
 			src = src[size:]
 			n := min(per, k-i)
+			dst := out[i*8 : (i+n)*8]
 			if w == 0 {
-				for j := range n {
+				for j := 0; j+8 <= len(dst); j += 8 {
 					v += minDelta
-					binary.LittleEndian.PutUint64(out[(i+j)*8:], v)
+					binary.LittleEndian.PutUint64(dst[j:j+8], v)
 				}
 				i += n
 				continue
@@ -117,7 +118,7 @@ func decodeDeltaInt64(src []byte, k int, out []byte) error {
 					d |= uint64(mb[bit>>3+8]) << (64 - bit&7)
 				}
 				v += minDelta + d&mask
-				binary.LittleEndian.PutUint64(out[(i+j)*8:], v)
+				binary.LittleEndian.PutUint64(dst[8*j:], v)
 			}
 			i += n
 		}
