@@ -722,7 +722,7 @@ func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []
 	var kept []*directPart // direct writes in the record, published in turn below
 	if db.log != nil {
 		logged := entries
-		if kept = db.keepDirect(direct, cat, writes); len(kept) < len(direct) && slices.ContainsFunc(direct, func(p *directPart) bool { return p.long != nil && !p.logged }) {
+		if kept = db.keepDirect(direct, cat, writes); slices.ContainsFunc(direct, func(p *directPart) bool { return p.long != nil && !p.logged }) {
 			for _, p := range kept {
 				p.logged = false // removed by dropDirect, deferred above
 			}

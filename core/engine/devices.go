@@ -32,6 +32,21 @@ type DeviceInfo struct {
 // is that of the devices listed (and of a sort of the memtable's devices
 // when some were added since the last listing), not of a data scan.
 func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
+	return db.devices(typ, prefix, false)
+}
+
+// devices is Devices; with exact, of the device named prefix only (a
+// lookup in each directory, not a walk of the names that start with it).
+func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, error) {
+	only := func(names []string) []string { // names start with prefix, sorted
+		if exact && len(names) > 0 {
+			if names[0] != prefix {
+				return nil
+			}
+			return names[:1]
+		}
+		return names
+	}
 	if db.closed.Load() {
 		return nil, fmt.Errorf("devices: %w", errs.ErrClosed)
 	}
@@ -48,14 +63,14 @@ func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
 	var srcs deviceSources
 	for _, f := range files {
 		all := f.Devices()
-		names := memtable.PrefixRange(all, prefix)
+		names := only(memtable.PrefixRange(all, prefix))
 		base, _ := slices.BinarySearch(all, prefix) // where names starts in all
 		srcs = append(srcs, &deviceSource{names: names, info: func(i int, _ string) (int64, int64, int64) {
 			return f.DeviceAt(base + i)
 		}})
 	}
 	for _, m := range mems {
-		names := m.DevicesWithPrefix(ty.ID, prefix)
+		names := only(m.DevicesWithPrefix(ty.ID, prefix))
 		srcs = append(srcs, &deviceSource{names: names, info: func(_ int, name string) (int64, int64, int64) {
 			c, ok := m.Lookup(ty.ID, name)
 			if !ok {

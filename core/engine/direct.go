@@ -111,9 +111,7 @@ func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInse
 		var p *directPart
 		var err error
 		if long != nil && long.deferred {
-			if p, err = db.writeDeferred(cat, ty, long); err == nil && p == nil {
-				err = errDeferred
-			}
+			p, err = db.writeDeferred(cat, ty, long) // nil: errDeferred below
 		} else {
 			p, err = db.writeDirectType(cat, ty, entries, long)
 		}
@@ -127,7 +125,7 @@ func (db *DB) writeDirect(cat *schema.Catalog, entries []entry, longs []longInse
 	}
 	for i := range longs {
 		if longs[i].deferred && !slices.ContainsFunc(parts, func(p *directPart) bool { return p.long == &longs[i] }) {
-			return fail(errDeferred) // its type does not qualify
+			return fail(errDeferred) // its type does not qualify, or its rows not as they are
 		}
 	}
 	return parts, nil
@@ -144,8 +142,8 @@ func (db *DB) directSizes(cat *schema.Catalog, entries []entry, longs []longInse
 		bytesOf[e.typ] += tablet.AppendSize(e.t)
 	}
 	for _, l := range longs {
-		if l.deferred { // the only write into its type, of directBytes or more
-			bytesOf[l.typ] = max(db.directBytes, 1)
+		if l.deferred { // the only write into its type
+			bytesOf[l.typ] = l.bytes
 		}
 	}
 	for _, d := range deletes { // the rows of a type the transaction deletes from go the usual way
@@ -526,7 +524,7 @@ func (p *directPart) meetsFile(f *dataFile) bool {
 			j++
 		default:
 			s := p.spans[i]
-			if first, last, ok := f.DeviceTimes(devs[i]); ok && last >= s[0] && first <= s[1] {
+			if _, first, last := f.DeviceAt(j); last >= s[0] && first <= s[1] {
 				return true
 			}
 			i++
@@ -720,10 +718,9 @@ func (db *DB) uncountWrites(ids []schema.TypeID) {
 // device name order, one per device, each device's rows in strict time
 // order, its columns those of the file's layout.
 type longRows struct {
-	t       *tablet.Tablet
-	runs    []segment.Run
-	devices []string
-	ends    []int // rows of runs [0, i) in ends[i]
+	t    *tablet.Tablet
+	runs []segment.Run
+	ends []int // rows of runs [0, i) in ends[i]
 }
 
 // newLongRows puts the runs of long in device order (the rows stay where
@@ -743,10 +740,9 @@ func newLongRows(long *longInsert, ids []schema.PropertyID, layout segment.Layou
 		}
 	}
 	n := len(long.byName)
-	lr := &longRows{runs: make([]segment.Run, n), devices: make([]string, n), ends: make([]int, n+1)}
+	lr := &longRows{runs: make([]segment.Run, n), ends: make([]int, n+1)}
 	for i, r := range long.byName {
 		lr.runs[i] = segment.Run{Device: r.device, Lo: r.lo, Hi: r.hi}
-		lr.devices[i] = r.device
 		lr.ends[i+1] = lr.ends[i] + r.hi - r.lo
 	}
 	lr.t = &tablet.Tablet{Times: t.Times, Columns: make([]tablet.Column, len(layout.Columns))}
@@ -763,11 +759,11 @@ func newLongRows(long *longInsert, ids []schema.PropertyID, layout segment.Layou
 // writeLong writes lr into up to GOMAXPROCS files of about equal rows,
 // split at device boundaries, in parallel.
 func (db *DB) writeLong(p *directPart, lr *longRows, layout segment.Layout) (*directPart, error) {
-	p.devices = lr.devices
+	p.devices = make([]string, len(lr.runs))
 	p.spans = make([][2]int64, len(lr.runs))
 	for i, r := range lr.runs {
 		lo, hi := lr.t.Times[r.Lo], lr.t.Times[r.Hi-1]
-		p.spans[i] = [2]int64{lo, hi}
+		p.devices[i], p.spans[i] = r.Device, [2]int64{lo, hi}
 		p.lo, p.hi = min(p.lo, lo), max(p.hi, hi)
 	}
 	total := lr.ends[len(lr.runs)]
@@ -783,11 +779,11 @@ func (db *DB) writeLong(p *directPart, lr *longRows, layout segment.Layout) (*di
 	for f := 1; f < k; f++ {
 		want := total * f / k
 		i, _ := slices.BinarySearch(lr.ends, want)
-		if i > cuts[len(cuts)-1] && i < len(lr.devices) {
+		if i > cuts[len(cuts)-1] && i < len(lr.runs) {
 			cuts = append(cuts, i)
 		}
 	}
-	cuts = append(cuts, len(lr.devices))
+	cuts = append(cuts, len(lr.runs))
 	prefix := "part-" + newUUID()
 	files := make([]*newFile, len(cuts)-1)
 	errs := par.Do(len(files), len(files), func(_, f int) (err error) {

@@ -67,8 +67,8 @@ func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type,
 			return nil, nil, nil, fmt.Errorf("last: %w", err)
 		}
 	} else {
-		// Each named device looked up in the directories (a listing of
-		// the names that start with it), not every device listed.
+		// Each named device looked up in the directories, not every
+		// device listed.
 		for _, d := range req.Devices {
 			if err := validateDevice(d); err != nil {
 				return nil, nil, nil, fmt.Errorf("last: %w", err)
@@ -78,13 +78,11 @@ func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type,
 			if !strings.HasPrefix(d, req.DevicePrefix) {
 				continue
 			}
-			some, err := db.Devices(req.Type, d)
+			some, err := db.devices(req.Type, d, true)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("last: %w", err)
 			}
-			if len(some) > 0 && some[0].Name == d { // sorted: d, then longer names
-				infos = append(infos, some[0])
-			}
+			infos = append(infos, some...)
 		}
 	}
 	// One read per device costs about what reading lastScanRows rows
@@ -122,7 +120,7 @@ func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, props []sch
 	n := len(props)
 	found := make([]bool, n)
 	left := n
-	cols := make([]tablet.Column, 2*n)
+	cols := make([]tablet.Column, n)
 	times := make([]int64, n)
 	latest, any := int64(0), false
 	end := in.Last + 1 // exclusive; Last is the greatest time any source holds
@@ -153,16 +151,9 @@ func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, props []sch
 				if found[k] {
 					continue
 				}
-				c := &b.Columns[k]
-				for r := b.Rows() - 1; r >= 0; r-- {
-					if c.Valid(r) {
-						found[k], left = true, left-1
-						cb := tablet.NewBuilder(c.Name, c.Type, 1)
-						cb.Append(c, r) // a copy: the batch goes
-						cols[2*k] = cb.Column()
-						times[k] = b.Times[r]
-						break
-					}
+				if v, r, ok := lastValid(&b.Columns[k], b.Rows()); ok {
+					found[k], left = true, left-1
+					cols[k], times[k] = v, b.Times[r]
 				}
 			}
 		}
@@ -174,9 +165,16 @@ func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, props []sch
 	if !any {
 		return nil, false, nil
 	}
-	t := &tablet.Tablet{Times: []int64{latest}, Columns: make([]tablet.Column, 0, 2*n)}
+	return lastRow(props, latest, cols, found, times), true, nil
+}
+
+// lastRow is a device's row of Last: its latest time, then per property
+// its last value (vals[k], one row, where found[k]; else null) and that
+// value's time.
+func lastRow(props []schema.Property, latest int64, vals []tablet.Column, found []bool, times []int64) *tablet.Tablet {
+	t := &tablet.Tablet{Times: []int64{latest}, Columns: make([]tablet.Column, 0, 2*len(props))}
 	for k, p := range props {
-		v := cols[2*k]
+		v := vals[k]
 		if !found[k] {
 			nb := tablet.NewBuilder(p.Name, p.Type, 1)
 			nb.AppendNull()
@@ -185,7 +183,20 @@ func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, props []sch
 		v.Name = p.Name
 		t.Columns = append(t.Columns, v, tablet.Int64s(p.Name+LastTimeSuffix, []int64{times[k]}, []bool{found[k]}))
 	}
-	return t, true, nil
+	return t
+}
+
+// lastValid returns a one-row copy of c's last valid row among its first
+// n, and that row; false if none is.
+func lastValid(c *tablet.Column, n int) (tablet.Column, int, bool) {
+	for r := n - 1; r >= 0; r-- {
+		if c.Valid(r) {
+			cb := tablet.NewBuilder(c.Name, c.Type, 1)
+			cb.Append(c, r) // a copy: the batch's buffers go
+			return cb.Column(), r, true
+		}
+	}
+	return tablet.Column{}, 0, false
 }
 
 // lastScanRows: see Last. A device's point read cost about 20 µs at a
@@ -213,21 +224,9 @@ func (db *DB) lastByScan(ctx context.Context, req LastRequest, props []schema.Pr
 	var out []Batch
 	var cur *lastState
 	emit := func() {
-		if cur == nil {
-			return
+		if cur != nil {
+			out = append(out, Batch{Device: cur.device, Rows: lastRow(props, cur.latest, cur.vals, cur.found, cur.times), Stable: true})
 		}
-		t := &tablet.Tablet{Times: []int64{cur.latest}, Columns: make([]tablet.Column, 0, 2*n)}
-		for k, p := range props {
-			v := cur.vals[k]
-			if !cur.found[k] {
-				b := tablet.NewBuilder(p.Name, p.Type, 1)
-				b.AppendNull()
-				v = b.Column()
-			}
-			v.Name = p.Name
-			t.Columns = append(t.Columns, v, tablet.Int64s(p.Name+LastTimeSuffix, []int64{cur.times[k]}, []bool{cur.found[k]}))
-		}
-		out = append(out, Batch{Device: cur.device, Rows: t, Stable: true})
 	}
 	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
 		t := b.Rows
@@ -240,14 +239,8 @@ func (db *DB) lastByScan(ctx context.Context, req LastRequest, props []schema.Pr
 		}
 		cur.latest = t.Times[t.Rows()-1] // a device's batches come in time order
 		for k := range n {
-			c := &t.Columns[k]
-			for r := t.Rows() - 1; r >= 0; r-- {
-				if c.Valid(r) {
-					cb := tablet.NewBuilder(c.Name, c.Type, 1)
-					cb.Append(c, r) // a copy: the batch's buffers are reused
-					cur.vals[k], cur.found[k], cur.times[k] = cb.Column(), true, t.Times[r]
-					break
-				}
+			if v, r, ok := lastValid(&t.Columns[k], t.Rows()); ok {
+				cur.vals[k], cur.found[k], cur.times[k] = v, true, t.Times[r]
 			}
 		}
 	}

@@ -46,6 +46,7 @@ type longInsert struct {
 	byName   []deviceRun // runs in device name order
 	from, to int
 	deferred bool
+	bytes    int                 // deferred: t's size in the log's encoding
 	ids      []schema.PropertyID // deferred: t's property ids in resolvedIn
 	typeID   schema.TypeID
 	resolved *schema.Catalog
@@ -72,19 +73,23 @@ func (tx *Tx) undefer(typ string) {
 	}
 }
 
-// canDefer reports whether a long insert of t (prepared; ids complete)
-// into typ may be deferred: a direct write is likely to take it whole.
-func (tx *Tx) canDefer(typ string, t *tablet.Tablet, ids []schema.PropertyID) bool {
+// canDefer returns t's size if a long insert of t (prepared; ids
+// complete) into typ may be deferred (a direct write is likely to take it
+// whole), else 0.
+func (tx *Tx) canDefer(typ string, t *tablet.Tablet, ids []schema.PropertyID) int {
 	ty, ok := tx.view.Type(typ)
 	if !ok || tx.db.log == nil || t.Rows() == 0 || slices.Contains(ids, 0) || slices.ContainsFunc(ty.Indexes(), func(ix *schema.Index) bool { return ix.Unique }) {
-		return false
+		return 0
 	}
 	if slices.ContainsFunc(tx.entries, func(e entry) bool { return e.typ == typ }) ||
 		slices.ContainsFunc(tx.deletes, func(d txDelete) bool { return d.typ == typ }) ||
 		slices.ContainsFunc(tx.longs, func(l longInsert) bool { return l.typ == typ }) {
-		return false
+		return 0
 	}
-	return tablet.AppendSize(t) >= tx.db.directBytes
+	if n := tablet.AppendSize(t); n >= tx.db.directBytes {
+		return n
+	}
+	return 0
 }
 
 // entry is one inserted tablet, encoded for the log at Insert time so the
@@ -362,14 +367,18 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 	}
 	// The type's first rows also declare its time column (SetTime): no
 	// obstacle to deferring them.
-	if borrow && !slices.ContainsFunc(auto, func(op schema.Op) bool { return op.Kind != schema.SetTime }) && tx.canDefer(typ, rest, ids) {
+	size := 0
+	if borrow && !slices.ContainsFunc(auto, func(op schema.Op) bool { return op.Kind != schema.SetTime }) {
+		size = tx.canDefer(typ, rest, ids)
+	}
+	if size > 0 {
 		if len(auto) > 0 {
 			if err := tx.applyOps(auto); err != nil {
 				return fmt.Errorf("insert into %q: %w", typ, err)
 			}
 		}
 		ty, _ := tx.view.Type(typ)
-		tx.longs = append(tx.longs, longInsert{typ: typ, t: rest, runs: runs, byName: byName, deferred: true, ids: ids, typeID: ty.ID, resolved: tx.view})
+		tx.longs = append(tx.longs, longInsert{typ: typ, t: rest, runs: runs, byName: byName, deferred: true, bytes: size, ids: ids, typeID: ty.ID, resolved: tx.view})
 		return nil
 	}
 	tx.undefer(typ)
