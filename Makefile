@@ -13,7 +13,7 @@ VENV_NOARROW := .venv-noarrow
 VENV_INTEROP := .venv-interop
 CRASH_TRIALS ?= 50
 
-.PHONY: all deps lib lib-cgocheck2 test test-go test-race test-abi test-c test-python interop crash fuzz bench bench-go bench-python demo venv clean
+.PHONY: all deps lib lib-cgocheck2 test test-go test-race test-abi test-c test-python interop crash fuzz bench bench-go bench-c bench-python demo venv clean
 
 all: lib
 
@@ -70,7 +70,11 @@ FUZZTIME ?= 5m
 fuzz:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz FuzzImport -fuzztime $(FUZZTIME) ./internal/cdata/
 
-bench: bench-go bench-python
+bench: bench-go bench-c bench-python
+
+# The fixed cost of a small insert through the C ABI, from a C program.
+bench-c: lib
+	tests/c/bench.sh $(OUT)
 
 bench-go:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench '^Benchmark[^D]' -benchtime 200x ./core/memtable/

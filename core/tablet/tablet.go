@@ -77,7 +77,9 @@ func VarWidth(pt schema.PropertyType) bool { return pt == schema.String || pt ==
 // Error kind: errs.ErrInvalidArgument.
 func (t *Tablet) Validate() error {
 	n := t.Rows()
-	seen := make(map[string]struct{}, len(t.Columns))
+	if dup := duplicateName(t.Columns); dup != "" {
+		return fmt.Errorf("column %q appears twice: %w", dup, errs.ErrInvalidArgument)
+	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		if err := schema.ValidateName("property", c.Name); err != nil {
@@ -86,15 +88,35 @@ func (t *Tablet) Validate() error {
 		if c.Name == schema.TimeColumn || c.Name == schema.DeviceColumn {
 			return fmt.Errorf("column %q: name is reserved: %w", c.Name, errs.ErrInvalidArgument)
 		}
-		if _, dup := seen[c.Name]; dup {
-			return fmt.Errorf("column %q appears twice: %w", c.Name, errs.ErrInvalidArgument)
-		}
-		seen[c.Name] = struct{}{}
 		if err := c.validate(n); err != nil {
 			return fmt.Errorf("column %q: %w", c.Name, err)
 		}
 	}
 	return nil
+}
+
+// duplicateName returns a name that two of cols have, or "". A few
+// columns are compared pairwise: a map per tablet was most of the garbage
+// of a small write.
+func duplicateName(cols []Column) string {
+	if len(cols) <= 16 {
+		for i := 1; i < len(cols); i++ {
+			for j := range i {
+				if cols[i].Name == cols[j].Name {
+					return cols[i].Name
+				}
+			}
+		}
+		return ""
+	}
+	seen := make(map[string]struct{}, len(cols))
+	for i := range cols {
+		if _, dup := seen[cols[i].Name]; dup {
+			return cols[i].Name
+		}
+		seen[cols[i].Name] = struct{}{}
+	}
+	return ""
 }
 
 // Validate checks c's buffers and values for n rows as Tablet.Validate

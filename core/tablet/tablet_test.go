@@ -120,7 +120,8 @@ func TestValidateNamesTheOffendingColumn(t *testing.T) {
 		{"short validity", Tablet{Times: make([]int64, 9), Columns: []Column{{Name: "v", Type: schema.Int32, Values: make([]byte, 36), Validity: []byte{0xff}}}}, `"v"`},
 		{"offsets out of order", Tablet{Times: []int64{1, 2}, Columns: []Column{{Name: "s", Type: schema.String, Offsets: []int32{0, 2, 1}, Data: []byte("abc")}}}, `"s"`},
 		{"bad utf-8", Tablet{Times: []int64{1}, Columns: []Column{{Name: "s", Type: schema.String, Offsets: []int32{0, 1}, Data: []byte{0xff}}}}, "UTF-8"},
-		{"duplicate", Tablet{Times: []int64{1}, Columns: []Column{Int64s("a", []int64{1}, nil), Int64s("a", []int64{1}, nil)}}, "twice"},
+		{"duplicate", Tablet{Times: []int64{1}, Columns: []Column{Int64s("a", []int64{1}, nil), Int64s("a", []int64{1}, nil)}}, `"a" appears twice`},
+		{"duplicate among many", Tablet{Times: []int64{1}, Columns: manyColumns(40, 7, 33)}, `"c7" appears twice`},
 		{"reserved", Tablet{Times: []int64{1}, Columns: []Column{Int64s("device", []int64{1}, nil)}}, "reserved"},
 		{"empty name", Tablet{Times: []int64{1}, Columns: []Column{Int64s("", []int64{1}, nil)}}, "column 0"},
 		{"unknown type", Tablet{Times: []int64{1}, Columns: []Column{{Name: "x", Type: 99}}}, `"x"`},
@@ -139,6 +140,20 @@ func TestValidateNamesTheOffendingColumn(t *testing.T) {
 			assert.Contains(t, err.Error(), c.mention)
 		})
 	}
+}
+
+// manyColumns returns n INT64 columns c0, c1, ... of one row, except that
+// column again is named as column dup.
+func manyColumns(n, dup, again int) []Column {
+	cols := make([]Column, n)
+	for i := range cols {
+		name := fmt.Sprintf("c%d", i)
+		if i == again {
+			name = fmt.Sprintf("c%d", dup)
+		}
+		cols[i] = Int64s(name, []int64{1}, nil)
+	}
+	return cols
 }
 
 func TestDecodeRejectsTruncatedInput(t *testing.T) {
