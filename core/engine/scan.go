@@ -376,6 +376,17 @@ func hasNext(f *dataFile, pos *int, device string, lo, hi int64) bool {
 	if p > 0 && devs[p-1] >= device {
 		p = 0
 	}
+	if p == 0 {
+		// A lookup from the start: a point read. The file's filter rules
+		// out most files that lack the device, and a binary search finds
+		// it in those that have it (a gallop from 0 takes twice the steps).
+		if !f.MayHave(device) {
+			return false
+		}
+		p = sort.SearchStrings(devs, device)
+		*pos = p
+		return p < len(devs) && devs[p] == device && f.spans(p, lo, hi)
+	}
 	end, step := p+1, 1
 	for end < len(devs) && devs[end] < device {
 		p, step = end, step*2
@@ -387,6 +398,11 @@ func hasNext(f *dataFile, pos *int, device string, lo, hi int64) bool {
 	if p == len(devs) || devs[p] != device {
 		return false
 	}
+	return f.spans(p, lo, hi)
+}
+
+// spans reports whether the file's device p has rows in [lo, hi].
+func (f *dataFile) spans(p int, lo, hi int64) bool {
 	_, first, last := f.DeviceAt(p)
 	return last >= lo && first <= hi
 }

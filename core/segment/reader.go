@@ -7,7 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sort"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -41,6 +41,9 @@ type File struct {
 	// matched: like a block cache's blocks, a page read again (from the
 	// mapping or the OS page cache) is not checked again by this process.
 	checked []atomic.Uint32
+
+	filterOnce sync.Once
+	filter     deviceFilter // of devices, built by the first MayHave
 }
 
 // pageChecked reports whether page seq's CRC has matched before.
@@ -259,8 +262,8 @@ func (f *File) Bounds() (minDevice, maxDevice string, minTime, maxTime int64) {
 // DeviceTimes returns the first and last time of device's rows in the
 // file; ok is false when the file has none.
 func (f *File) DeviceTimes(device string) (first, last int64, ok bool) {
-	i := sort.SearchStrings(f.devices, device)
-	if i == len(f.devices) || f.devices[i] != device {
+	i, ok := f.lookup(device)
+	if !ok {
 		return 0, 0, false
 	}
 	return f.spans[i][0], f.spans[i][1], true
@@ -280,8 +283,8 @@ func (f *File) DeviceRows(device string) int64 {
 
 // device returns the file rows [lo, hi) of device (empty if absent).
 func (f *File) device(device string) (lo, hi int64) {
-	i := sort.SearchStrings(f.devices, device)
-	if i == len(f.devices) || f.devices[i] != device {
+	i, ok := f.lookup(device)
+	if !ok {
 		return 0, 0
 	}
 	return f.starts[i], f.starts[i+1]

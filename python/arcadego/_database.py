@@ -556,7 +556,10 @@ class Transaction(_Schema):
         err = ctypes.c_void_p()
         # Not handed off: a commit that reached its log write is not
         # interruptible anyway.
-        status = _lib.lib.arcadego_commit(handle, ctypes.byref(err))
+        try:
+            status = _lib.lib.arcadego_commit(handle, ctypes.byref(err))
+        finally:
+            self._db._schema_epoch += 1  # it may have held DDL
         _lib.check(status, err)
 
     def rollback(self) -> None:
@@ -616,6 +619,10 @@ class Database(_Schema):
         self._ddl_lock = threading.Lock()
         self._autocommit_ddl = 0
         self._warned = False
+        # Scan probes that passed (Result._check), valid while the schema
+        # epoch they passed in lasts: each DDL path moves it.
+        self._schema_epoch = 0
+        self._probed: dict[tuple[str, bytes], int] = {}
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -662,6 +669,7 @@ class Database(_Schema):
             raise InvalidArgumentError("refresh() is for read-only handles: a writer sees its own commits at once")
         fresh = connect(self.path, time_column=self.time_column, read_only=True)
         old, self._handle, fresh._handle = self._handle, fresh._handle, None
+        self._schema_epoch += 1
         err = ctypes.c_void_p()
         _lib.check(_lib.lib.arcadego_close(old, ctypes.byref(err)), err)
 
@@ -707,7 +715,10 @@ class Database(_Schema):
         handle = self._require_open()
         err = ctypes.c_void_p()
         script_bytes = _utf8(script, "script")
-        status = _lib.lib.arcadego_exec(handle, script_bytes, len(script_bytes), ctypes.byref(err))
+        try:
+            status = _lib.lib.arcadego_exec(handle, script_bytes, len(script_bytes), ctypes.byref(err))
+        finally:
+            self._schema_epoch += 1
         _lib.check(status, err)
         self._count_autocommit_ddl()
 

@@ -106,6 +106,12 @@ class Result:
         probe = json.dumps({**self._request, "devices": []}).encode("utf-8")
         _lib.check_fork()
         handle = self._db._require_open()
+        # A probe that passed passes again until the schema changes (every
+        # DDL goes through this handle); a miss here would only move the
+        # error to the first read, which checks again.
+        key = (self._function, probe)
+        if self._db._probed.get(key) == self._db._schema_epoch:
+            return
         address = _cdata.malloc_stream()
         err = ctypes.c_void_p()
         try:
@@ -115,6 +121,9 @@ class Result:
             _cdata.free(address)
             raise
         _cdata.release_stream(address)
+        if len(self._db._probed) >= 256:
+            self._db._probed.clear()
+        self._db._probed[key] = self._db._schema_epoch
 
     def __iter__(self) -> Iterator[Any]:
         """The rows a batch at a time: ``pyarrow.RecordBatch`` objects when
@@ -191,6 +200,8 @@ class Result:
         finally:
             reader.close()
         table = pa.Table.from_batches(batches, schema=reader.schema)
+        if len(batches) <= 1:
+            return table  # one chunk: one dictionary already
         # One dictionary for all chunks (4 bytes a row): pyarrow's group_by,
         # join and IPC files refuse chunks with differing dictionaries.
         return table.unify_dictionaries()

@@ -38,6 +38,27 @@ def test_scan_checks_at_the_call(schema_db: arcadego.Database) -> None:
         schema_db.scan("A", batch_rows=0)
 
 
+def test_scan_checks_at_the_call_after_a_schema_change(schema_db: arcadego.Database) -> None:
+    # A check that passed is remembered until the next DDL: each way of
+    # changing the schema must make the next scan check again.
+    schema_db.scan("A", columns=["k", "x"], device="d1")
+    schema_db.scan("A", columns=["k", "x"], device="d2")  # remembered
+    schema_db.execute("DROP PROPERTY A.x")
+    with pytest.raises(arcadego.NotFoundError, match="x"):
+        schema_db.scan("A", columns=["k", "x"], device="d3")
+    schema_db.scan("A", columns=["k", "s"])
+    with schema_db.transaction() as tx:
+        tx.drop_property("A", "s")
+    with pytest.raises(arcadego.NotFoundError, match="s"):
+        schema_db.scan("A", columns=["k", "s"])
+    schema_db.last("A", ["k"])
+    schema_db.execute("DROP TYPE A")
+    with pytest.raises(arcadego.NotFoundError, match="A"):
+        schema_db.last("A", ["k"])
+    with pytest.raises(arcadego.NotFoundError, match="A"):
+        schema_db.scan("A", columns=["k"], device="d1")
+
+
 def test_device_and_time_may_be_named_in_columns(schema_db: arcadego.Database) -> None:
     schema_db.insert("A", {"time": [1, 2], "k": [10, 20]}, device="d")
     got = schema_db.scan("A", columns=["device", "time", "k"]).to_pydict()

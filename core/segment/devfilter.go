@@ -1,0 +1,77 @@
+package segment
+
+import (
+	"hash/maphash"
+	"sort"
+)
+
+// deviceFilter is a blocked Bloom filter of a file's device names, the
+// per-file filter LSM stores such as pebble and RocksDB keep for point
+// lookups: a read of one device among a million, spread over many files,
+// rules out most files with one cache line each instead of a binary
+// search of each file's directory (a cache miss or two a step).
+//
+// Each name sets filterProbes bits inside one 512-bit block picked by its
+// hash; with filterBitsPerName bits a name, about 1% of absent names pass.
+type deviceFilter struct {
+	blocks [][8]uint64
+}
+
+const (
+	filterBitsPerName = 10
+	filterProbes      = 6
+)
+
+// filterSeed hashes every filter of the process: filters are built in
+// memory from the device directories, never stored.
+var filterSeed = maphash.MakeSeed()
+
+func newDeviceFilter(names []string) deviceFilter {
+	n := (len(names)*filterBitsPerName + 511) / 512
+	f := deviceFilter{blocks: make([][8]uint64, max(n, 1))}
+	for _, name := range names {
+		b, h, delta := f.locate(name)
+		for range filterProbes {
+			b[h>>6&7] |= 1 << (h & 63)
+			h += delta
+		}
+	}
+	return f
+}
+
+// locate returns name's block and the first probe and step of its bits
+// (double hashing, as LevelDB's filter does).
+func (f deviceFilter) locate(name string) (*[8]uint64, uint32, uint32) {
+	h := maphash.String(filterSeed, name)
+	block := &f.blocks[(h>>32)*uint64(len(f.blocks))>>32]
+	lo := uint32(h)
+	return block, lo, lo>>17 | lo<<15
+}
+
+// mayHave reports false only for a name the filter was not built with.
+func (f deviceFilter) mayHave(name string) bool {
+	b, h, delta := f.locate(name)
+	for range filterProbes {
+		if b[h>>6&7]&(1<<(h&63)) == 0 {
+			return false
+		}
+		h += delta
+	}
+	return true
+}
+
+// MayHave reports whether the file may hold rows of device: false means
+// it holds none. The filter is built from the directory at the first call.
+func (f *File) MayHave(device string) bool {
+	f.filterOnce.Do(func() { f.filter = newDeviceFilter(f.devices) })
+	return f.filter.mayHave(device)
+}
+
+// lookup returns the index of device in the file's directory.
+func (f *File) lookup(device string) (int, bool) {
+	if !f.MayHave(device) {
+		return 0, false
+	}
+	i := sort.SearchStrings(f.devices, device)
+	return i, i < len(f.devices) && f.devices[i] == device
+}
