@@ -87,6 +87,8 @@ func rowsOf(t testing.TB, db *DB, typ string) map[string]map[int64]map[string]an
 					row[c.Name] = c.Double(i)
 				case schema.String:
 					row[c.Name] = string(c.Bytes(i))
+				case schema.Boolean:
+					row[c.Name] = c.Bool(i)
 				case schema.Int32, schema.Float:
 					row[c.Name] = c.Value(i)
 				default:

@@ -24,14 +24,18 @@ func TestLastMatchesScan(t *testing.T) {
 			n := 1 + rng.IntN(200)
 			times := make([]int64, n)
 			ks, xs := make([]int64, n), make([]float64, n)
-			kv, xv := make([]bool, n), make([]bool, n)
+			ss, bs := make([]string, n), make([]bool, n)
+			kv, xv, sv, bv := make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
 			for i := range n {
 				times[i] = int64(rng.IntN(5000))
 				ks[i], kv[i] = rng.Int64N(100), rng.IntN(3) == 0
 				xs[i], xv[i] = rng.Float64(), d != 5 && rng.IntN(60) == 0 // x is rare; never on d5
+				ss[i], sv[i] = fmt.Sprintf("s%d", rng.IntN(1000)), rng.IntN(4) == 0
+				bs[i], bv[i] = rng.IntN(2) == 0, rng.IntN(8) == 0
 			}
 			require.NoError(t, db.Insert("L", fmt.Sprintf("d%d", d), &tablet.Tablet{Times: times,
-				Columns: []tablet.Column{tablet.Int64s("k", ks, kv), tablet.Doubles("x", xs, xv)}}))
+				Columns: []tablet.Column{tablet.Int64s("k", ks, kv), tablet.Doubles("x", xs, xv),
+					tablet.Strings("s", ss, sv), tablet.Bools("b", bs, bv)}}))
 		}
 		if step == 2 {
 			require.NoError(t, db.Flush())
@@ -59,18 +63,18 @@ func checkLast(t *testing.T, db *DB) {
 	all := rowsOf(t, db, "L")
 	batches, _, props, err := db.Last(context.Background(), LastRequest{Type: "L"})
 	require.NoError(t, err)
-	require.Len(t, props, 2)
+	require.Len(t, props, 4)
 	require.Len(t, batches, len(all))
 	for _, b := range batches {
 		rows := all[b.Device]
 		require.Equal(t, 1, b.Rows.Rows())
-		require.Len(t, b.Rows.Columns, 4)
+		require.Len(t, b.Rows.Columns, 8)
 		latest := int64(-1)
 		for tm := range rows {
 			latest = max(latest, tm)
 		}
 		assert.Equal(t, latest, b.Rows.Times[0], b.Device)
-		for k, p := range []string{"k", "x"} {
+		for k, p := range []string{"k", "x", "s", "b"} {
 			var want any
 			wantT := int64(-1)
 			for tm, row := range rows {

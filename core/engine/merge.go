@@ -23,6 +23,7 @@ type merger struct {
 	srcs      []pendingRun
 	batchRows int
 	out       []*tablet.Tablet // merged batches not yet returned
+	runs      []*tablet.Tablet // Next's scratch
 }
 
 type pendingRun struct {
@@ -65,7 +66,7 @@ func (m *merger) Next() (*tablet.Tablet, error) {
 			return nil, nil
 		}
 		// Every source's rows up to bound are in hand: merge them.
-		runs := make([]*tablet.Tablet, 0, len(m.srcs))
+		runs := m.runs[:0]
 		for i := range m.srcs {
 			p := &m.srcs[i]
 			if p.done {
@@ -73,18 +74,34 @@ func (m *merger) Next() (*tablet.Tablet, error) {
 			}
 			rest := p.cur.Times[p.pos:]
 			n := sort.Search(len(rest), func(k int) bool { return rest[k] > bound })
-			if n > 0 {
+			switch {
+			case n == 0:
+			case p.pos == 0 && n == p.cur.Rows():
+				runs = append(runs, p.cur) // whole: no slice to make (a small device's one batch)
+			default:
 				runs = append(runs, p.cur.Slice(p.pos, p.pos+n))
-				p.pos += n
 			}
+			p.pos += n
 		}
 		merged := mergeRuns(runs)
+		clear(runs)
+		m.runs = runs[:0]
+		m.out = m.out[:0]
+		if merged.Rows() <= m.batchRows {
+			m.out = append(m.out, merged)
+			break
+		}
 		for from := 0; from < merged.Rows(); from += m.batchRows {
 			m.out = append(m.out, merged.Slice(from, min(from+m.batchRows, merged.Rows())))
 		}
 	}
 	b := m.out[0]
-	m.out = m.out[1:]
+	if len(m.out) == 1 {
+		m.out[0] = nil
+		m.out = m.out[:0] // kept for the next batches
+	} else {
+		m.out = m.out[1:]
+	}
 	return b, nil
 }
 

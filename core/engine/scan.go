@@ -277,7 +277,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		for i := range mems {
 			r.dels[i] = rangesFor(mems, ty.ID, i)
 		}
-		r.devices = r.devices[:0]
+		r.devices = slices.Grow(r.devices[:0], len(names))
 		pos := make([]int, len(r.files))
 		for _, d := range names {
 			sd := scanDevice{name: d, lo: r.start, hi: r.end}
@@ -377,10 +377,11 @@ func hasNext(f *dataFile, pos *int, device string, lo, hi int64) bool {
 		p = 0
 	}
 	if p == 0 {
-		// A lookup from the start: a point read. The file's filter rules
-		// out most files that lack the device, and a binary search finds
-		// it in those that have it (a gallop from 0 takes twice the steps).
-		if !f.MayHave(device) {
+		// A lookup from the start: a point read, or a walk that has not
+		// reached the file's first device. The file's filter rules out
+		// most files that lack the device, and a binary search finds it
+		// in those that have it (a gallop from 0 takes twice the steps).
+		if len(devs) == 0 || device < devs[0] || device > devs[len(devs)-1] || !f.MayHave(device) {
 			return false
 		}
 		p = sort.SearchStrings(devs, device)
@@ -491,7 +492,8 @@ func (r *Rows) Next() (Batch, bool) {
 					}
 					r.scanners[i].Sparse = r.sparse
 				}
-				srcs = append(srcs, filterDeleted(r.scanners[i].Read(d.name, d.lo, d.hi, r.batchRows), d.name, r.dels[0]))
+				// hasNext left the file's position at the device.
+				srcs = append(srcs, filterDeleted(r.scanners[i].ReadIndex(r.filePos[i], d.lo, d.hi, r.batchRows), d.name, r.dels[0]))
 			}
 		}
 		r.stable = !r.reuse || len(srcs) == 0 // no file's reused buffers among them

@@ -199,6 +199,16 @@ func (f *File) Scanner(cols []Column) *Scanner {
 // scanner's decoded row groups. Reads of one scanner must come in
 // increasing device order and be consumed before the next Read starts.
 func (s *Scanner) Read(device string, start, end int64, batchRows int) *GroupCursor {
+	i, ok := s.f.lookup(device)
+	if !ok {
+		i = -1
+	}
+	return s.ReadIndex(i, start, end, batchRows)
+}
+
+// ReadIndex is Read of the file's device i (an index into Devices, as a
+// walk of the directory found it; -1 for a device the file lacks).
+func (s *Scanner) ReadIndex(i int, start, end int64, batchRows int) *GroupCursor {
 	if batchRows <= 0 {
 		batchRows = defaultBatchRows
 	}
@@ -209,12 +219,11 @@ func (s *Scanner) Read(device string, start, end int64, batchRows int) *GroupCur
 	// many, or strings, read whole row groups, decoded once for all the
 	// devices they hold.
 	g.window = start != math.MinInt64 || end != math.MaxInt64
-	first, last, ok := s.f.DeviceTimes(device)
-	if !ok || start >= end || last < start || first >= end {
+	if i < 0 || i >= len(s.f.devices) || start >= end || s.f.spans[i][1] < start || s.f.spans[i][0] >= end {
 		g.done = true
 		return g
 	}
-	g.lo, g.hi = s.f.device(device)
+	g.lo, g.hi = s.f.starts[i], s.f.starts[i+1]
 	if s.Sparse && g.hi-g.lo <= defaultBatchRows/8 {
 		g.window = true
 	}
