@@ -547,7 +547,9 @@ func (db *DB) Begin() (*Tx, error) {
 		return nil, err
 	}
 	cat := db.catalog.Load()
-	return &Tx{db: db, base: cat, view: cat}, nil
+	tx := &Tx{db: db, base: cat, view: cat}
+	tx.entries = tx.first[:0]
+	return tx, nil
 }
 
 // Exec runs a DDL script as one transaction.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/c/bench.sh LIBDIR
+# tests/c/bench.sh LIBDIR [existing|new]
 #
 # Builds tests/c/bench_insert.c with gcc -O2 against LIBDIR/arcadego.h and
 # LIBDIR/libarcadego.so and runs it: the fixed cost of a small insert
@@ -13,4 +13,4 @@ trap 'rm -rf "$(dirname "$bin")"' EXIT
 
 gcc -std=c11 -Wall -Wextra -Werror -O2 -I "$libdir" "$here/bench_insert.c" \
 	-L "$libdir" -larcadego -Wl,-rpath,"$libdir" -o "$bin"
-"$bin"
+"$bin" "${@:2}"
