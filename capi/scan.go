@@ -98,7 +98,7 @@ func (r *result) nextParts() ([]cdata.Part, error) {
 			break // it starts the next batch
 		}
 		if m >= joinBelow {
-			parts = append(parts, cdata.Part{Device: r.held.Device, Rows: r.held.Rows})
+			parts = append(parts, cdata.Part{Device: r.held.Device, Devices: r.held.Devices, Rows: r.held.Rows})
 			r.held = nil
 			break
 		}
@@ -106,7 +106,7 @@ func (r *result) nextParts() ([]cdata.Part, error) {
 		if !r.held.Stable {
 			part = part.Clone()
 		}
-		parts = append(parts, cdata.Part{Device: r.held.Device, Rows: part})
+		parts = append(parts, cdata.Part{Device: r.held.Device, Devices: r.held.Devices, Rows: part})
 		rows += m
 		r.held = nil
 	}

@@ -33,7 +33,9 @@ const LastTimeSuffix = "_time"
 // value or the device's first row is reached. A device whose properties
 // are all set in its latest rows costs one point read. Where the devices
 // are many for their rows (fewer than lastScanRows rows each), one scan
-// of their rows is cheaper than a read per device, and is taken instead.
+// of their rows is cheaper than a read per device, and is taken instead;
+// its rows come in batches of many devices (Batch.Devices), not one
+// batch a device.
 func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type, []schema.Property, error) {
 	ty, ok := db.catalog.Load().Type(req.Type)
 	if !ok {
@@ -203,13 +205,101 @@ func lastValid(c *tablet.Column, n int) (tablet.Column, int, bool) {
 // million devices, a scan's row about 30 ns. (A variable for tests.)
 var lastScanRows int64 = 700
 
-// lastState is a device's latest values as lastByScan finds them.
-type lastState struct {
-	device string
-	latest int64
-	vals   []tablet.Column // one row each where found
-	found  []bool
-	times  []int64
+// heldValue is a property's last value of the device lastByScan is at,
+// copied out of a batch whose buffers the scan reuses: one row in buffers
+// reused from device to device.
+type heldValue struct {
+	col   tablet.Column
+	found bool
+	time  int64
+}
+
+func (h *heldValue) hold(c *tablet.Column, r int, t int64) {
+	h.found, h.time = true, t
+	switch typ := h.col.Type; {
+	case tablet.VarWidth(typ):
+		h.col.Data = append(h.col.Data[:0], c.Bytes(r)...)
+		h.col.Offsets = append(h.col.Offsets[:0], 0, int32(len(h.col.Data)))
+	case typ == schema.Boolean:
+		h.col.Values = append(h.col.Values[:0], 0)
+		if c.Bool(r) {
+			h.col.Values[0] = 1
+		}
+	default:
+		w := tablet.Width(typ)
+		at := (c.Offset + r) * w
+		h.col.Values = append(h.col.Values[:0], c.Values[at:at+w]...)
+	}
+}
+
+// lastBuilder builds Last's rows of many devices, one row a device, into
+// batches of lastBatchDevices rows (Batch.Devices): a device costs no
+// allocation of its own.
+type lastBuilder struct {
+	props   []schema.Property
+	held    []heldValue
+	vals    []*tablet.Builder
+	times   [][]int64
+	found   [][]bool
+	devices []string
+	latest  []int64
+	out     []Batch
+}
+
+// lastBatchDevices is the most rows of a batch of lastByScan (a
+// variable for tests).
+var lastBatchDevices = DefaultBatchRows
+
+func newLastBuilder(props []schema.Property) *lastBuilder {
+	b := &lastBuilder{props: props, held: make([]heldValue, len(props))}
+	for k, p := range props {
+		b.held[k].col = tablet.Column{Name: p.Name, Type: p.Type}
+	}
+	b.reset()
+	return b
+}
+
+func (b *lastBuilder) reset() {
+	b.vals = make([]*tablet.Builder, len(b.props))
+	b.times = make([][]int64, len(b.props))
+	b.found = make([][]bool, len(b.props))
+	for k, p := range b.props {
+		b.vals[k] = tablet.NewBuilder(p.Name, p.Type, 0)
+	}
+	b.devices, b.latest = nil, nil
+}
+
+// add ends a device: its row, from the held values, which it clears.
+func (b *lastBuilder) add(device string, latest int64) {
+	b.devices = append(b.devices, device)
+	b.latest = append(b.latest, latest)
+	for k := range b.held {
+		h := &b.held[k]
+		if h.found {
+			b.vals[k].Append(&h.col, 0)
+		} else {
+			b.vals[k].AppendNull()
+		}
+		b.times[k] = append(b.times[k], h.time)
+		b.found[k] = append(b.found[k], h.found)
+		h.found, h.time = false, 0
+	}
+	if len(b.devices) == lastBatchDevices {
+		b.emit()
+	}
+}
+
+// emit ends the batch being built.
+func (b *lastBuilder) emit() {
+	if len(b.devices) == 0 {
+		return
+	}
+	t := &tablet.Tablet{Times: b.latest, Columns: make([]tablet.Column, 0, 2*len(b.props))}
+	for k, p := range b.props {
+		t.Columns = append(t.Columns, b.vals[k].Column(), tablet.Int64s(p.Name+LastTimeSuffix, b.times[k], b.found[k]))
+	}
+	b.out = append(b.out, Batch{Devices: b.devices, Rows: t, Stable: true})
+	b.reset()
 }
 
 // lastByScan is Last for many devices: one scan of their rows (props,
@@ -220,33 +310,36 @@ func (db *DB) lastByScan(ctx context.Context, req LastRequest, props []schema.Pr
 		return nil, fmt.Errorf("last: %w", err)
 	}
 	defer rows.Close()
-	n := len(props)
-	var out []Batch
-	var cur *lastState
-	emit := func() {
-		if cur != nil {
-			out = append(out, Batch{Device: cur.device, Rows: lastRow(props, cur.latest, cur.vals, cur.found, cur.times), Stable: true})
-		}
-	}
+	lb := newLastBuilder(props)
+	device, latest, started := "", int64(0), false
 	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
 		t := b.Rows
 		if t.Rows() == 0 {
 			continue
 		}
-		if cur == nil || cur.device != b.Device {
-			emit()
-			cur = &lastState{device: b.Device, vals: make([]tablet.Column, n), found: make([]bool, n), times: make([]int64, n)}
+		if !started || device != b.Device {
+			if started {
+				lb.add(device, latest)
+			}
+			device, started = b.Device, true
 		}
-		cur.latest = t.Times[t.Rows()-1] // a device's batches come in time order
-		for k := range n {
-			if v, r, ok := lastValid(&t.Columns[k], t.Rows()); ok {
-				cur.vals[k], cur.found[k], cur.times[k] = v, true, t.Times[r]
+		latest = t.Times[t.Rows()-1] // a device's batches come in time order
+		for k := range props {
+			c := &t.Columns[k]
+			for r := t.Rows() - 1; r >= 0; r-- {
+				if c.Valid(r) {
+					lb.held[k].hold(c, r, t.Times[r])
+					break
+				}
 			}
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("last: %w", err)
 	}
-	emit()
-	return out, nil
+	if started {
+		lb.add(device, latest)
+	}
+	lb.emit()
+	return lb.out, nil
 }

@@ -48,6 +48,8 @@ func TestLastMatchesScan(t *testing.T) {
 	// A device whose name starts with another's.
 	require.NoError(t, db.Insert("L", "d2-more", int64Tablet([]int64{1}, map[string][]int64{"k": {1}})))
 	defer func(v int64) { lastScanRows = v }(lastScanRows)
+	defer func(v int) { lastBatchDevices = v }(lastBatchDevices)
+	lastBatchDevices = 3 // the scan's 7 devices in three batches
 	for _, path := range []struct {
 		name string
 		rows int64
@@ -59,11 +61,34 @@ func TestLastMatchesScan(t *testing.T) {
 	}
 }
 
+// lastRows returns Last's batches as a batch per device, in order: a
+// batch of many devices (Batch.Devices) split into its rows.
+func lastRows(t *testing.T, batches []Batch) []Batch {
+	var out []Batch
+	for _, b := range batches {
+		if b.Devices == nil {
+			require.Equal(t, 1, b.Rows.Rows(), b.Device)
+			out = append(out, b)
+			continue
+		}
+		require.Empty(t, b.Device)
+		require.Len(t, b.Devices, b.Rows.Rows())
+		for i, d := range b.Devices {
+			out = append(out, Batch{Device: d, Rows: b.Rows.Slice(i, i+1), Stable: b.Stable})
+		}
+	}
+	for i := 1; i < len(out); i++ {
+		require.Less(t, out[i-1].Device, out[i].Device, "devices in name order")
+	}
+	return out
+}
+
 func checkLast(t *testing.T, db *DB) {
 	all := rowsOf(t, db, "L")
 	batches, _, props, err := db.Last(context.Background(), LastRequest{Type: "L"})
 	require.NoError(t, err)
 	require.Len(t, props, 4)
+	batches = lastRows(t, batches)
 	require.Len(t, batches, len(all))
 	for _, b := range batches {
 		rows := all[b.Device]
@@ -98,6 +123,7 @@ func checkLast(t *testing.T, db *DB) {
 	batches, _, props, err = db.Last(context.Background(), LastRequest{Type: "L", Properties: []string{"x"}, Devices: []string{"d5", "d2", "nope"}})
 	require.NoError(t, err)
 	require.Len(t, props, 1)
+	batches = lastRows(t, batches)
 	require.Len(t, batches, 2)
 	assert.Equal(t, "d2", batches[0].Device)
 	assert.False(t, batches[1].Rows.Columns[0].Valid(0), "d5 never had an x")

@@ -55,10 +55,12 @@ type ScanRequest struct {
 // DefaultBatchRows is the batch size of a scan that does not set one.
 const DefaultBatchRows = 65536
 
-// Batch is a run of rows of one device, sorted by time.
+// Batch is a run of rows of one device, sorted by time; or, with
+// Devices set, rows of many devices (Last: a row per device).
 type Batch struct {
-	Device string
-	Rows   *tablet.Tablet // owns its memory, unless the scan reuses batches
+	Device  string
+	Devices []string       // when set, the device of each row (Device is "")
+	Rows    *tablet.Tablet // owns its memory, unless the scan reuses batches
 	// Stable: the scan will not reuse the batch's memory; it stays valid
 	// until Close even with ReuseBatches (rows of memtables only).
 	Stable bool

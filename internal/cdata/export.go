@@ -324,6 +324,19 @@ func (r *Result) ExportSchema(mem *Memory, out uintptr) error {
 type Part struct {
 	Device string
 	Rows   *tablet.Tablet
+	// Devices, when set, names the device of each row instead (a part of
+	// many devices' rows, such as one row per device of a latest-values
+	// result): a million one-row parts cost a million exports.
+	Devices []string
+}
+
+// names returns the device names of p's rows in order: Devices, or
+// Device once (a part of no rows still names it).
+func (p *Part) names() []string {
+	if p.Devices != nil {
+		return p.Devices
+	}
+	return unsafe.Slice(&p.Device, 1) // no allocation a part
 }
 
 // batchSize returns the bytes of the block of a batch of parts: structs,
@@ -334,14 +347,23 @@ type Part struct {
 // consecutive parts once.
 func (r *Result) batchSize(parts []Part, a adoption) (uintptr, error) {
 	var n, names, ndict uintptr
-	for i, p := range parts {
+	prev, started := "", false
+	for i := range parts {
+		p := &parts[i]
 		if len(p.Rows.Columns) != len(r.types) {
 			return 0, fmt.Errorf("result batch has %d columns, the stream %d: %w", len(p.Rows.Columns), len(r.types), errs.ErrInternal)
 		}
-		n += uintptr(p.Rows.Rows())
-		if i == 0 || p.Device != parts[i-1].Device {
-			names += uintptr(len(p.Device))
-			ndict++
+		m := p.Rows.Rows()
+		if p.Devices != nil && len(p.Devices) != m {
+			return 0, fmt.Errorf("result part names %d devices for %d rows: %w", len(p.Devices), m, errs.ErrInternal)
+		}
+		n += uintptr(m)
+		for _, d := range p.names() {
+			if !started || d != prev {
+				names += uintptr(len(d))
+				ndict++
+				prev, started = d, true
+			}
 		}
 	}
 	if names > math.MaxInt32 || n > math.MaxInt32 {
@@ -595,15 +617,24 @@ func exportDevice(b *block, parts []Part, n int, child func(int, int, ...uintptr
 	indices := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(ib))), n)
 	var dictNames []string
 	row := 0
-	for i, p := range parts {
-		if i == 0 || p.Device != parts[i-1].Device {
-			dictNames = append(dictNames, p.Device)
+	for i := range parts {
+		p := &parts[i]
+		m := p.Rows.Rows()
+		for j, d := range p.names() {
+			if len(dictNames) == 0 || d != dictNames[len(dictNames)-1] {
+				dictNames = append(dictNames, d)
+			}
+			if p.Devices != nil {
+				indices[row+j] = int32(len(dictNames) - 1)
+			}
 		}
-		idx := int32(len(dictNames) - 1)
-		for j := range p.Rows.Rows() {
-			indices[row+j] = idx
+		if p.Devices == nil {
+			idx := int32(len(dictNames) - 1)
+			for j := range m {
+				indices[row+j] = idx
+			}
 		}
-		row += p.Rows.Rows()
+		row += m
 	}
 	child(0, 0, 0, ip)
 	dictBufs := b.take(3 * sizeofWord)

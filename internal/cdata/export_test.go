@@ -238,7 +238,11 @@ func want(parts []Part, unit string) contents {
 	for _, p := range parts {
 		pc := contentsOf(p.Rows)
 		w.Times = append(w.Times, pc.Times...)
-		for range p.Rows.Rows() {
+		for j := range p.Rows.Rows() {
+			if p.Devices != nil {
+				w.Columns[0].Values = append(w.Columns[0].Values, p.Devices[j])
+				continue
+			}
 			w.Columns[0].Values = append(w.Columns[0].Values, p.Device)
 		}
 		for i, c := range pc.Columns {
@@ -452,6 +456,10 @@ func TestExportBatchShapes(t *testing.T) {
 		}, []string{"d"}},
 		{"alternating devices", one, "s", []Part{{Device: "x", Rows: strs(1, false)}, {Device: "y", Rows: strs(2, true)},
 			{Device: "x", Rows: strs(3, false)}}, []string{"x", "y", "x"}},
+		// A device per row, among parts of one device.
+		{"a device per row", one, "", []Part{{Device: "w", Rows: strs(1, false)},
+			{Devices: []string{"w", "x", "x", "y"}, Rows: strs(4, true)}, {Device: "y", Rows: strs(2, false)},
+			{Devices: []string{"z"}, Rows: strs(1, false)}}, []string{"w", "x", "y", "z"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := NewResult("time", c.unit, "", c.props, true)
@@ -556,6 +564,17 @@ func TestExportErrors(t *testing.T) {
 			runtime.KeepAlive(&keep)
 		})
 	}
+
+	t.Run("devices not one a row", func(t *testing.T) {
+		var keep arena
+		g := newGoMemory()
+		out := keep.array()
+		err := r.ExportBatch(&g.Memory, []Part{{Devices: []string{"d"}, Rows: good()}}, Addr(out))
+		require.ErrorIs(t, err, errs.ErrInternal)
+		assert.Contains(t, err.Error(), "names 1 devices for 2 rows")
+		assert.Empty(t, g.blocks, "no block is left allocated")
+		runtime.KeepAlive(&keep)
+	})
 
 	t.Run("out of memory", func(t *testing.T) {
 		var keep arena
