@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
@@ -91,7 +92,12 @@ type Rows struct {
 	mems     []*memtable.Memtable // retained until Close
 	scanners []*segment.Scanner   // per file, made when first needed
 	filePos  []int                // per file, where Next's device lookups are (see hasNext)
-	devices  []scanDevice
+	// hits, for a scan of every device (or a prefix): each device's files
+	// and its index in each directory, found while merging the
+	// directories into the device list; nil when the scan names its
+	// devices, which Next then looks up in each file (hasNext).
+	hits    []fileHit
+	devices []scanDevice
 	// dels[i] are the delete ranges that apply to the sources older than
 	// memtable i (oldest first): to the files, dels[0].
 	dels [][]memtable.DeleteRange
@@ -107,6 +113,9 @@ type scanDevice struct {
 	lo, hi int64 // the times it reads: [lo, hi)
 	snaps  []memtable.Snapshot
 	mems   []int // the memtable of each snapshot
+	// hits[hitLo:hitHi] of Rows: the files that list the device, when the
+	// scan's device list came from merging the directories (Rows.hits).
+	hitLo, hitHi int32
 }
 
 // Scan starts a scan. The chunks' snapshots are taken now: later commits
@@ -226,6 +235,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		return r, nil
 	}
 	var names []string
+	var hitEnds []int32 // per name, the end of its hits in r.hits
 	// Point reads of a few named devices read pages, not row groups; a
 	// long list reads row groups, decoded once for all of it.
 	r.sparse = req.Devices != nil && len(req.Devices) <= sparseDevices
@@ -243,21 +253,25 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			}
 		}
 	} else {
-		var lists [][]string // each sorted
-		for _, f := range r.files {
+		var lists []deviceList // each sorted
+		for i, f := range r.files {
 			if f.overlapsTime(r.start, r.end) {
-				lists = append(lists, memtable.PrefixRange(f.Devices(), req.DevicePrefix))
+				devs := f.Devices()
+				in := memtable.PrefixRange(devs, req.DevicePrefix)
+				lists = append(lists, deviceList{names: in, file: int32(i), base: int32(prefixStart(devs, in))})
 			}
 		}
 		for _, m := range mems {
-			lists = append(lists, m.DevicesWithPrefix(ty.ID, req.DevicePrefix))
+			lists = append(lists, deviceList{names: m.DevicesWithPrefix(ty.ID, req.DevicePrefix), file: -1})
 		}
-		names = mergeNames(lists)
+		names, hitEnds, r.hits = mergeDevices(lists)
 	}
-	if !slices.IsSorted(names) {
-		slices.Sort(names)
+	if hitEnds == nil {
+		if !slices.IsSorted(names) {
+			slices.Sort(names)
+		}
+		names = slices.Compact(names)
 	}
-	names = slices.Compact(names)
 	// The delete ranges and the chunks' tombstones must be of one moment:
 	// a delete applied between reading the ones and snapshotting the
 	// others would show half (the memtable's rows gone, the files' not).
@@ -281,8 +295,14 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		}
 		r.devices = slices.Grow(r.devices[:0], len(names))
 		pos := make([]int, len(r.files))
-		for _, d := range names {
+		for k, d := range names {
 			sd := scanDevice{name: d, lo: r.start, hi: r.end}
+			if hitEnds != nil {
+				if k > 0 {
+					sd.hitLo = hitEnds[k-1]
+				}
+				sd.hitHi = hitEnds[k]
+			}
 			if w, ok := windows[d]; ok {
 				sd.lo = max(sd.lo, w[0])
 				if w[1] < sd.hi-1 {
@@ -298,7 +318,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 					sd.mems = append(sd.mems, i)
 				}
 			}
-			if len(sd.snaps) == 0 && !r.inFiles(pos, d, sd.lo, sd.hi) {
+			if len(sd.snaps) == 0 && (hitEnds != nil && !r.hitsSpan(&sd) || hitEnds == nil && !r.inFiles(pos, d, sd.lo, sd.hi)) {
 				continue
 			}
 			r.devices = append(r.devices, sd)
@@ -307,6 +327,92 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			return r, nil
 		}
 	}
+}
+
+// deviceList is a sorted list of device names: names[i] is entry base+i
+// of file file's directory, or a memtable's (file -1).
+type deviceList struct {
+	names      []string
+	file, base int32
+}
+
+// fileHit is a device's entry in a file's directory.
+type fileHit struct{ file, index int32 }
+
+// prefixStart returns where sub, a subslice of devs, starts in devs.
+func prefixStart(devs, sub []string) int {
+	if len(sub) == 0 {
+		return 0
+	}
+	return int((uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(devs)))) / unsafe.Sizeof(""))
+}
+
+// mergeDevices merges sorted device lists into the sorted distinct names
+// and, per name, the files that list it (hits[ends[k-1]:ends[k]] for
+// name k): a heap of the lists, a few comparisons per entry, instead of a
+// lookup of every device in every file.
+func mergeDevices(lists []deviceList) (names []string, ends []int32, hits []fileHit) {
+	total := 0
+	h := make([]int, 0, len(lists)) // a min-heap of list indexes by current name
+	pos := make([]int, len(lists))
+	for i, l := range lists {
+		total += len(l.names)
+		if len(l.names) > 0 {
+			h = append(h, i)
+		}
+	}
+	less := func(a, b int) bool { return lists[h[a]].names[pos[h[a]]] < lists[h[b]].names[pos[h[b]]] }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && less(c+1, c) {
+				c++
+			}
+			if !less(c, i) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	names = make([]string, 0, total)
+	ends = make([]int32, 0, total)
+	hits = make([]fileHit, 0, total)
+	for len(h) > 0 {
+		l := &lists[h[0]]
+		name := l.names[pos[h[0]]]
+		if len(names) == 0 || names[len(names)-1] != name {
+			names = append(names, name)
+			ends = append(ends, int32(len(hits)))
+		}
+		if l.file >= 0 {
+			hits = append(hits, fileHit{file: l.file, index: l.base + int32(pos[h[0]])})
+			ends[len(ends)-1] = int32(len(hits))
+		}
+		if pos[h[0]]++; pos[h[0]] == len(l.names) {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return names, ends, hits
+}
+
+// hitsSpan reports whether one of sd's files holds rows of it in its
+// time range.
+func (r *Rows) hitsSpan(sd *scanDevice) bool {
+	for _, h := range r.hits[sd.hitLo:sd.hitHi] {
+		if r.files[h.file].spans(int(h.index), sd.lo, sd.hi-1) {
+			return true
+		}
+	}
+	return false
 }
 
 // mergeNames merges sorted lists of names into one sorted list, in
@@ -481,21 +587,34 @@ func (r *Rows) Next() (Batch, bool) {
 		d := r.devices[r.next]
 		r.next++
 		var srcs []runSource
-		if len(r.filePos) != len(r.files) {
-			r.filePos = make([]int, len(r.files))
-		}
-		for i, f := range r.files {
-			if hasNext(f, &r.filePos[i], d.name, d.lo, d.hi-1) {
-				if r.scanners[i] == nil {
-					r.scanners[i] = f.Scanner(r.cols)
-					r.scanners[i].Reuse = r.reuse
-					if r.reuse {
-						r.scanners[i].Buffers = r.buffers
-					}
-					r.scanners[i].Sparse = r.sparse
+		read := func(i, index int) {
+			if r.scanners[i] == nil {
+				r.scanners[i] = r.files[i].Scanner(r.cols)
+				r.scanners[i].Reuse = r.reuse
+				if r.reuse {
+					r.scanners[i].Buffers = r.buffers
 				}
-				// hasNext left the file's position at the device.
-				srcs = append(srcs, filterDeleted(r.scanners[i].ReadIndex(r.filePos[i], d.lo, d.hi, r.batchRows), d.name, r.dels[0]))
+				r.scanners[i].Sparse = r.sparse
+			}
+			srcs = append(srcs, filterDeleted(r.scanners[i].ReadIndex(index, d.lo, d.hi, r.batchRows), d.name, r.dels[0]))
+		}
+		if r.hits != nil {
+			// Files in the order of r.files, as the lookups below give them.
+			hs := r.hits[d.hitLo:d.hitHi]
+			slices.SortFunc(hs, func(a, b fileHit) int { return int(a.file - b.file) })
+			for _, h := range hs {
+				if r.files[h.file].spans(int(h.index), d.lo, d.hi-1) {
+					read(int(h.file), int(h.index))
+				}
+			}
+		} else {
+			if len(r.filePos) != len(r.files) {
+				r.filePos = make([]int, len(r.files))
+			}
+			for i, f := range r.files {
+				if hasNext(f, &r.filePos[i], d.name, d.lo, d.hi-1) {
+					read(i, r.filePos[i]) // hasNext left the file's position at the device
+				}
 			}
 		}
 		r.stable = !r.reuse || len(srcs) == 0 // no file's reused buffers among them
