@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
@@ -61,6 +62,13 @@ func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type,
 	names := make([]string, len(props))
 	for i, p := range props {
 		names[i] = p.Name
+	}
+	if req.Devices == nil && db.manyDevices(ty.ID, req.DevicePrefix) {
+		out, err := db.lastByScan(ctx, req, props, names)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return out, ty, props, nil
 	}
 	var infos []DeviceInfo
 	if req.Devices == nil {
@@ -199,6 +207,26 @@ func lastValid(c *tablet.Column, n int) (tablet.Column, int, bool) {
 		}
 	}
 	return tablet.Column{}, 0, false
+}
+
+// manyDevices reports, without listing the devices, that a type's
+// devices (those of prefix) are many for their rows, as Last's choice
+// below reckons: when its memtables hold none of them, its largest file
+// alone lists enough devices for all the rows of its files.
+func (db *DB) manyDevices(typ schema.TypeID, prefix string) bool {
+	files, mems := db.pin(typ)
+	defer unpin(files, mems)
+	for _, m := range mems {
+		if len(m.DevicesWithPrefix(typ, prefix)) > 0 {
+			return false
+		}
+	}
+	var most, rows int64
+	for _, f := range files {
+		most = max(most, int64(len(memtable.PrefixRange(f.Devices(), prefix))))
+		rows += f.Rows()
+	}
+	return most*lastScanRows > rows
 }
 
 // lastScanRows: see Last. A device's point read cost about 20 µs at a

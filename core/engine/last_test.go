@@ -59,6 +59,16 @@ func TestLastMatchesScan(t *testing.T) {
 			checkLast(t, db)
 		})
 	}
+	// Everything flushed: the choice of a scan needs no device listing.
+	require.NoError(t, db.Flush())
+	ty, _ := db.catalog.Load().Type("L")
+	lastScanRows = 0
+	require.False(t, db.manyDevices(ty.ID, ""))
+	lastScanRows = 1 << 40
+	require.True(t, db.manyDevices(ty.ID, ""))
+	require.True(t, db.manyDevices(ty.ID, "d2"))
+	require.False(t, db.manyDevices(ty.ID, "nope"), "no device: no rows to scan either")
+	checkLast(t, db)
 }
 
 // lastRows returns Last's batches as a batch per device, in order: a

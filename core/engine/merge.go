@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/arcadego/arcadego/core/tablet"
@@ -39,6 +40,17 @@ func newMerger(srcs []runSource, batchRows int) *merger {
 		m.srcs[i].src = s
 	}
 	return m
+}
+
+// reset makes m a merger of srcs, keeping its memory.
+func (m *merger) reset(srcs []runSource, batchRows int) {
+	clear(m.srcs)
+	m.srcs = slices.Grow(m.srcs[:0], len(srcs))[:len(srcs)]
+	for i, s := range srcs {
+		m.srcs[i].src = s
+	}
+	clear(m.out)
+	m.out, m.batchRows = m.out[:0], batchRows
 }
 
 // Next returns the next merged batch, or nil at the end.

@@ -103,8 +103,10 @@ type Rows struct {
 	dels [][]memtable.DeleteRange
 
 	next   int     // index of the next device to read
-	cur    *merger // rows of devices[next-1] not yet returned
-	stable bool    // cur's batches are not reused (see Batch.Stable)
+	cur    *merger // rows of devices[next-1] not yet returned: &merge, or nil
+	merge  merger  // reused from device to device
+	srcs   []runSource
+	stable bool // cur's batches are not reused (see Batch.Stable)
 	err    error
 }
 
@@ -586,25 +588,15 @@ func (r *Rows) Next() (Batch, bool) {
 		}
 		d := r.devices[r.next]
 		r.next++
-		var srcs []runSource
-		read := func(i, index int) {
-			if r.scanners[i] == nil {
-				r.scanners[i] = r.files[i].Scanner(r.cols)
-				r.scanners[i].Reuse = r.reuse
-				if r.reuse {
-					r.scanners[i].Buffers = r.buffers
-				}
-				r.scanners[i].Sparse = r.sparse
-			}
-			srcs = append(srcs, filterDeleted(r.scanners[i].ReadIndex(index, d.lo, d.hi, r.batchRows), d.name, r.dels[0]))
-		}
+		clear(r.srcs)
+		srcs := r.srcs[:0]
 		if r.hits != nil {
 			// Files in the order of r.files, as the lookups below give them.
 			hs := r.hits[d.hitLo:d.hitHi]
 			slices.SortFunc(hs, func(a, b fileHit) int { return int(a.file - b.file) })
 			for _, h := range hs {
 				if r.files[h.file].spans(int(h.index), d.lo, d.hi-1) {
-					read(int(h.file), int(h.index))
+					srcs = append(srcs, r.readFile(int(h.file), int(h.index), &d))
 				}
 			}
 		} else {
@@ -613,7 +605,7 @@ func (r *Rows) Next() (Batch, bool) {
 			}
 			for i, f := range r.files {
 				if hasNext(f, &r.filePos[i], d.name, d.lo, d.hi-1) {
-					read(i, r.filePos[i]) // hasNext left the file's position at the device
+					srcs = append(srcs, r.readFile(i, r.filePos[i], &d)) // hasNext left the file's position at the device
 				}
 			}
 		}
@@ -625,10 +617,26 @@ func (r *Rows) Next() (Batch, bool) {
 			}
 			srcs = append(srcs, filterDeleted(runSource(memSource{cur}), d.name, r.dels[d.mems[k]+1]))
 		}
-		r.cur = newMerger(srcs, r.batchRows)
+		r.srcs = srcs
+		r.merge.reset(srcs, r.batchRows)
+		r.cur = &r.merge
 	}
 	r.finish()
 	return Batch{}, false
+}
+
+// readFile returns the rows of device d in file i, entry index of its
+// directory.
+func (r *Rows) readFile(i, index int, d *scanDevice) runSource {
+	if r.scanners[i] == nil {
+		r.scanners[i] = r.files[i].Scanner(r.cols)
+		r.scanners[i].Reuse = r.reuse
+		if r.reuse {
+			r.scanners[i].Buffers = r.buffers
+		}
+		r.scanners[i].Sparse = r.sparse
+	}
+	return filterDeleted(r.scanners[i].ReadIndex(index, d.lo, d.hi, r.batchRows), d.name, r.dels[0])
 }
 
 // finish releases what the scan holds once it has no more rows: all of it,
@@ -644,6 +652,7 @@ func (r *Rows) finish() {
 		f.unref()
 	}
 	r.files, r.scanners, r.devices, r.cur = nil, nil, nil, nil
+	r.merge, r.srcs = merger{}, nil
 }
 
 // releaseScanners gives the scanners' decoded rows back to Buffers.
@@ -707,4 +716,5 @@ func (r *Rows) Close() {
 		m.Release()
 	}
 	r.files, r.mems, r.scanners, r.devices, r.cur = nil, nil, nil, nil, nil
+	r.merge, r.srcs = merger{}, nil
 }
