@@ -96,7 +96,12 @@ type Rows struct {
 	// and its index in each directory, found while merging the
 	// directories into the device list; nil when the scan names its
 	// devices, which Next then looks up in each file (hasNext).
-	hits    []fileHit
+	hits []fileHit
+	// The devices' memtable snapshots and the memtable of each, in one
+	// array for all devices (scanDevice.snapLo): a device costs no
+	// allocation of its own.
+	snaps   []memtable.Snapshot
+	snapMem []int32
 	devices []scanDevice
 	// dels[i] are the delete ranges that apply to the sources older than
 	// memtable i (oldest first): to the files, dels[0].
@@ -113,8 +118,8 @@ type Rows struct {
 type scanDevice struct {
 	name   string
 	lo, hi int64 // the times it reads: [lo, hi)
-	snaps  []memtable.Snapshot
-	mems   []int // the memtable of each snapshot
+	// snaps[snapLo:snapHi] of Rows: its memtable snapshots, oldest first.
+	snapLo, snapHi int32
 	// hits[hitLo:hitHi] of Rows: the files that list the device, when the
 	// scan's device list came from merging the directories (Rows.hits).
 	hitLo, hitHi int32
@@ -296,6 +301,8 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			r.dels[i] = rangesFor(mems, ty.ID, i)
 		}
 		r.devices = slices.Grow(r.devices[:0], len(names))
+		clear(r.snaps)
+		r.snaps, r.snapMem = r.snaps[:0], r.snapMem[:0]
 		pos := make([]int, len(r.files))
 		for k, d := range names {
 			sd := scanDevice{name: d, lo: r.start, hi: r.end}
@@ -314,13 +321,15 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 					continue
 				}
 			}
+			sd.snapLo = int32(len(r.snaps))
 			for i, m := range mems {
 				if c, ok := m.Lookup(ty.ID, d); ok {
-					sd.snaps = append(sd.snaps, c.Snapshot())
-					sd.mems = append(sd.mems, i)
+					r.snaps = append(r.snaps, c.Snapshot())
+					r.snapMem = append(r.snapMem, int32(i))
 				}
 			}
-			if len(sd.snaps) == 0 && (hitEnds != nil && !r.hitsSpan(&sd) || hitEnds == nil && !r.inFiles(pos, d, sd.lo, sd.hi)) {
+			sd.snapHi = int32(len(r.snaps))
+			if sd.snapHi == sd.snapLo && (hitEnds != nil && !r.hitsSpan(&sd) || hitEnds == nil && !r.inFiles(pos, d, sd.lo, sd.hi)) {
 				continue
 			}
 			r.devices = append(r.devices, sd)
@@ -580,7 +589,9 @@ func (r *Rows) Next() (Batch, bool) {
 				return Batch{Device: r.devices[r.next-1].name, Rows: b, Stable: r.stable}, true
 			}
 			r.cur = nil
-			r.devices[r.next-1] = scanDevice{}
+			done := &r.devices[r.next-1]
+			clear(r.snaps[done.snapLo:done.snapHi])
+			*done = scanDevice{}
 		}
 		if r.next >= len(r.devices) {
 			r.finish()
@@ -610,12 +621,12 @@ func (r *Rows) Next() (Batch, bool) {
 			}
 		}
 		r.stable = !r.reuse || len(srcs) == 0 // no file's reused buffers among them
-		for k, s := range d.snaps {
-			cur := s.Cursor(r.refs, d.lo, d.hi, r.batchRows)
+		for k := d.snapLo; k < d.snapHi; k++ {
+			cur := r.snaps[k].Cursor(r.refs, d.lo, d.hi, r.batchRows)
 			if r.reuse {
 				cur.Views()
 			}
-			srcs = append(srcs, filterDeleted(runSource(memSource{cur}), d.name, r.dels[d.mems[k]+1]))
+			srcs = append(srcs, filterDeleted(runSource(memSource{cur}), d.name, r.dels[r.snapMem[k]+1]))
 		}
 		r.srcs = srcs
 		r.merge.reset(srcs, r.batchRows)
@@ -652,7 +663,7 @@ func (r *Rows) finish() {
 		f.unref()
 	}
 	r.files, r.scanners, r.devices, r.cur = nil, nil, nil, nil
-	r.merge, r.srcs = merger{}, nil
+	r.merge, r.srcs, r.snaps, r.snapMem = merger{}, nil, nil, nil
 }
 
 // releaseScanners gives the scanners' decoded rows back to Buffers.
@@ -716,5 +727,5 @@ func (r *Rows) Close() {
 		m.Release()
 	}
 	r.files, r.mems, r.scanners, r.devices, r.cur = nil, nil, nil, nil, nil
-	r.merge, r.srcs = merger{}, nil
+	r.merge, r.srcs, r.snaps, r.snapMem = merger{}, nil, nil, nil
 }
