@@ -61,7 +61,7 @@ func (f deviceFilter) mayHave(name string) bool {
 }
 
 // MayHave reports whether the file may hold rows of device: false means
-// it holds none. The filter is built from the directory at the first call.
+// it holds none. The filter is built from the directory by Open.
 func (f *File) MayHave(device string) bool {
 	f.filterOnce.Do(func() { f.filter = newDeviceFilter(f.devices) })
 	return f.filter.mayHave(device)

@@ -90,6 +90,10 @@ func Open(path string, size int64) (_ *File, err error) {
 		}
 		return nil, fmt.Errorf("segment: %s: bad footer: %v: %w", path, err, errs.ErrCorrupt)
 	}
+	// The device filter is built now, with the directory at hand (files
+	// are opened in parallel), not by a first point read, which would
+	// wait for the filters of every file it looks in.
+	sf.MayHave("")
 	// The fast path reads pages straight from a mapping of the file: no
 	// read(2) per run of pages and no copy out of the page cache. Our
 	// files are never changed in place; if one shrinks under us anyway,
