@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/memtable"
@@ -264,8 +263,8 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		for i, f := range r.files {
 			if f.overlapsTime(r.start, r.end) {
 				devs := f.Devices()
-				in := memtable.PrefixRange(devs, req.DevicePrefix)
-				lists = append(lists, deviceList{names: in, file: int32(i), base: int32(prefixStart(devs, in))})
+				base, _ := slices.BinarySearch(devs, req.DevicePrefix) // where the prefix's names start
+				lists = append(lists, deviceList{names: memtable.PrefixRange(devs[base:], req.DevicePrefix), file: int32(i), base: int32(base)})
 			}
 		}
 		for _, m := range mems {
@@ -350,14 +349,6 @@ type deviceList struct {
 // fileHit is a device's entry in a file's directory.
 type fileHit struct{ file, index int32 }
 
-// prefixStart returns where sub, a subslice of devs, starts in devs.
-func prefixStart(devs, sub []string) int {
-	if len(sub) == 0 {
-		return 0
-	}
-	return int((uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(devs)))) / unsafe.Sizeof(""))
-}
-
 // mergeDevices merges sorted device lists into the sorted distinct names
 // and, per name, the files that list it (hits[ends[k-1]:ends[k]] for
 // name k): a heap of the lists, a few comparisons per entry, instead of a
@@ -424,35 +415,6 @@ func (r *Rows) hitsSpan(sd *scanDevice) bool {
 		}
 	}
 	return false
-}
-
-// mergeNames merges sorted lists of names into one sorted list, in
-// pairs (log k passes), not by sorting their concatenation.
-func mergeNames(lists [][]string) []string {
-	if len(lists) == 0 {
-		return nil
-	}
-	for len(lists) > 1 {
-		next := lists[:0:0]
-		for i := 0; i < len(lists); i += 2 {
-			if i+1 == len(lists) {
-				next = append(next, lists[i])
-				continue
-			}
-			a, b := lists[i], lists[i+1]
-			m := make([]string, 0, len(a)+len(b))
-			for len(a) > 0 && len(b) > 0 {
-				if b[0] < a[0] {
-					m, b = append(m, b[0]), b[1:]
-				} else {
-					m, a = append(m, a[0]), a[1:]
-				}
-			}
-			next = append(next, append(append(m, a...), b...))
-		}
-		lists = next
-	}
-	return slices.Clone(lists[0]) // never a file's own list
 }
 
 // deleteSeqs returns the memtables' delete sequences, and whether a delete

@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/arcadego/arcadego/core/memtable"
 )
 
 // TestMergeDevicesFindsEveryFileOfEveryName: the merged names are the
@@ -65,15 +63,5 @@ func TestMergeDevicesFindsEveryFileOfEveryName(t *testing.T) {
 			slices.SortFunc(got, func(a, b fileHit) int { return int(a.file - b.file) })
 			assert.Equal(t, wantHits, got, "trial %d, %s", trial, name)
 		}
-	}
-}
-
-func TestPrefixStartIsTheIndexOfTheRange(t *testing.T) {
-	devs := []string{"a/1", "a/2", "b/1", "b/2", "b/3", "c/1"}
-	for _, c := range []struct {
-		prefix string
-		want   int
-	}{{"", 0}, {"a/", 0}, {"b/", 2}, {"b/3", 4}, {"c", 5}, {"z", 0}} {
-		assert.Equal(t, c.want, prefixStart(devs, memtable.PrefixRange(devs, c.prefix)), c.prefix)
 	}
 }

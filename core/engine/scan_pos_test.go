@@ -34,6 +34,4 @@ func TestHasNextMatchesHas(t *testing.T) {
 			require.Equal(t, f.has(n, lo, hi), hasNext(f, &pos, n, lo, hi), "%s in [%d, %d]", n, lo, hi)
 		}
 	}
-	require.Equal(t, []string{"a", "b", "c", "d", "e"}, mergeNames([][]string{{"b", "d"}, {"a"}, {"c", "e"}}))
-	require.Empty(t, mergeNames(nil))
 }
