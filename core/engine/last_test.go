@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -142,4 +143,66 @@ func checkLast(t *testing.T, db *DB) {
 	require.ErrorIs(t, err, errs.ErrNotFound)
 	_, _, _, err = db.Last(context.Background(), LastRequest{Type: "Nope"})
 	require.ErrorIs(t, err, errs.ErrNotFound)
+}
+
+// TestLastFromFilesEqualsTheScan: with rows spread over several files
+// (each flush a file of later times), a property's last value often in
+// an older file than the device's latest row, the files' summaries give
+// what a scan of every row gives, for every device and for a prefix.
+func TestLastFromFilesEqualsTheScan(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	rng := rand.New(rand.NewPCG(6, 1))
+	for round := range 4 {
+		for d := range 9 {
+			if rng.IntN(4) == 0 {
+				continue // not in this file
+			}
+			n := 1 + rng.IntN(20)
+			times := make([]int64, n)
+			ks, xs, ss := make([]int64, n), make([]float64, n), make([]string, n)
+			kv, xv, sv := make([]bool, n), make([]bool, n), make([]bool, n)
+			for i := range n {
+				times[i] = int64(round*1000 + i*7 + d)
+				ks[i], kv[i] = rng.Int64N(100), rng.IntN(2) == 0
+				xs[i], xv[i] = rng.Float64(), round == 0 && rng.IntN(3) == 0 // x only in the first file
+				ss[i], sv[i] = fmt.Sprintf("s%d", rng.IntN(99)), rng.IntN(9) == 0
+			}
+			require.NoError(t, db.Insert("L", fmt.Sprintf("p%d/d%d", d%2, d), &tablet.Tablet{Times: times,
+				Columns: []tablet.Column{tablet.Int64s("k", ks, kv), tablet.Doubles("x", xs, xv), tablet.Strings("s", ss, sv)}}))
+		}
+		require.NoError(t, db.Flush())
+	}
+	ty, _ := db.catalog.Load().Type("L")
+	files, mems := db.pin(ty.ID)
+	nfiles := len(files)
+	unpin(files, mems)
+	require.GreaterOrEqual(t, nfiles, 3, "the rounds are in several files")
+	var props []schema.Property
+	var names []string
+	for _, p := range ty.Properties() {
+		props, names = append(props, *p), append(names, p.Name)
+	}
+	for _, prefix := range []string{"", "p1/", "none/"} {
+		for range 2 { // the second time from the files' kept summaries
+			got, ok, err := db.lastFromFiles(context.Background(), ty, prefix, props)
+			require.NoError(t, err)
+			require.True(t, ok, "every row is flushed")
+			want, err := db.lastByScan(context.Background(), LastRequest{Type: "L", DevicePrefix: prefix}, props, names)
+			require.NoError(t, err)
+			g, w := lastRows(t, got), lastRows(t, want)
+			require.Len(t, g, len(w), "prefix %q", prefix)
+			for i := range w {
+				require.Equal(t, w[i].Device, g[i].Device)
+				assert.Equal(t, w[i].Rows.Times, g[i].Rows.Times, w[i].Device)
+				for j := range w[i].Rows.Columns {
+					assert.Equal(t, w[i].Rows.Columns[j].Value(0), g[i].Rows.Columns[j].Value(0), "%s %s", w[i].Device, w[i].Rows.Columns[j].Name)
+				}
+			}
+		}
+	}
+	// Rows in the memtable: the summaries are not enough.
+	require.NoError(t, db.Insert("L", "p0/d0", int64Tablet([]int64{9999}, map[string][]int64{"k": {1}})))
+	_, ok, err := db.lastFromFiles(context.Background(), ty, "", props)
+	require.NoError(t, err)
+	assert.False(t, ok)
 }

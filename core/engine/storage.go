@@ -70,6 +70,10 @@ type dataFile struct {
 	// ix holds the file's index sidecars opened so far (index.go).
 	ixMu sync.Mutex
 	ix   map[schema.IndexID]*index.File
+	// lasts holds the file's latest values per property asked so far
+	// (last.go; key 0: the latest times alone).
+	lastsMu sync.Mutex
+	lasts   map[schema.PropertyID]*segment.Lasts
 }
 
 // pin returns the files of type id's table and the memtables (oldest
