@@ -57,10 +57,13 @@ func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type,
 			props = append(props, *p)
 		}
 	} else {
-		for _, name := range req.Properties {
+		for i, name := range req.Properties {
 			p, ok := ty.Property(name)
 			if !ok {
 				return nil, nil, nil, fmt.Errorf("last: property %s.%s: %w", req.Type, name, errs.ErrNotFound)
+			}
+			if slices.Contains(req.Properties[:i], name) {
+				return nil, nil, nil, fmt.Errorf("last: property %q requested twice: %w", name, errs.ErrInvalidArgument)
 			}
 			props = append(props, *p)
 		}
@@ -265,6 +268,9 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 	// sums[i][0]: file i's latest times; sums[i][k+1]: its values of props[k].
 	sums := make([][]*segment.Lasts, len(files))
 	failed := par.Do(len(files), runtime.GOMAXPROCS(0), func(_, i int) error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("stopped: %w", errs.ErrCanceled)
+		}
 		sums[i] = make([]*segment.Lasts, len(props)+1)
 		var err error
 		if sums[i][0], err = files[i].lastsOf(nil); err != nil {

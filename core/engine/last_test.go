@@ -141,6 +141,9 @@ func checkLast(t *testing.T, db *DB) {
 
 	_, _, _, err = db.Last(context.Background(), LastRequest{Type: "L", Properties: []string{"nope"}})
 	require.ErrorIs(t, err, errs.ErrNotFound)
+	_, _, _, err = db.Last(context.Background(), LastRequest{Type: "L", Properties: []string{"k", "x", "k"}})
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	require.ErrorContains(t, err, `"k" requested twice`)
 	_, _, _, err = db.Last(context.Background(), LastRequest{Type: "Nope"})
 	require.ErrorIs(t, err, errs.ErrNotFound)
 }

@@ -625,7 +625,7 @@ func (r *Rows) finish() {
 		f.unref()
 	}
 	r.files, r.scanners, r.devices, r.cur = nil, nil, nil, nil
-	r.merge, r.srcs, r.snaps, r.snapMem = merger{}, nil, nil, nil
+	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos = merger{}, nil, nil, nil, nil, nil
 }
 
 // releaseScanners gives the scanners' decoded rows back to Buffers.
@@ -689,5 +689,5 @@ func (r *Rows) Close() {
 		m.Release()
 	}
 	r.files, r.mems, r.scanners, r.devices, r.cur = nil, nil, nil, nil, nil
-	r.merge, r.srcs, r.snaps, r.snapMem = merger{}, nil, nil, nil
+	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos = merger{}, nil, nil, nil, nil, nil
 }

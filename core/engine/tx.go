@@ -525,6 +525,7 @@ func (tx *Tx) Rollback() {
 
 func (tx *Tx) discard() {
 	tx.ops, tx.entries, tx.longs, tx.deletes, tx.view, tx.base = nil, nil, nil, nil, nil, nil
+	clear(tx.first[:])
 }
 
 // validateDevice checks a device key: like a name, but may be empty.

@@ -77,9 +77,6 @@ func VarWidth(pt schema.PropertyType) bool { return pt == schema.String || pt ==
 // Error kind: errs.ErrInvalidArgument.
 func (t *Tablet) Validate() error {
 	n := t.Rows()
-	if dup := duplicateName(t.Columns); dup != "" {
-		return fmt.Errorf("column %q appears twice: %w", dup, errs.ErrInvalidArgument)
-	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		if err := schema.ValidateName("property", c.Name); err != nil {
@@ -88,6 +85,12 @@ func (t *Tablet) Validate() error {
 		if c.Name == schema.TimeColumn || c.Name == schema.DeviceColumn {
 			return fmt.Errorf("column %q: name is reserved: %w", c.Name, errs.ErrInvalidArgument)
 		}
+	}
+	if dup := duplicateName(t.Columns); dup != "" {
+		return fmt.Errorf("column %q appears twice: %w", dup, errs.ErrInvalidArgument)
+	}
+	for i := range t.Columns {
+		c := &t.Columns[i]
 		if err := c.validate(n); err != nil {
 			return fmt.Errorf("column %q: %w", c.Name, err)
 		}

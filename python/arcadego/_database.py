@@ -509,6 +509,7 @@ class Transaction(_Schema):
     """
 
     def __init__(self, db: Database, handle: int) -> None:
+        self._ddl = False  # whether execute() added DDL
         self._db = db
         self._handle: int | None = handle
 
@@ -529,6 +530,7 @@ class Transaction(_Schema):
         handle = self._require_open()
         err = ctypes.c_void_p()
         script_bytes = _utf8(script, "script")
+        self._ddl = True  # the commit moves the schema epoch
         status = _lib.lib.arcadego_tx_exec(handle, script_bytes, len(script_bytes), ctypes.byref(err))
         _lib.check(status, err)
 
@@ -559,7 +561,8 @@ class Transaction(_Schema):
         try:
             status = _lib.lib.arcadego_commit(handle, ctypes.byref(err))
         finally:
-            self._db._schema_epoch += 1  # it may have held DDL
+            if self._ddl:
+                self._db._schema_epoch += 1
         _lib.check(status, err)
 
     def rollback(self) -> None:

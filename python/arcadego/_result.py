@@ -110,7 +110,10 @@ class Result:
         # DDL goes through this handle); a miss here would only move the
         # error to the first read, which checks again.
         key = (self._function, probe)
-        if self._db._probed.get(key) == self._db._schema_epoch:
+        # The epoch before the call: a DDL of another thread during it
+        # moves the epoch past what this probe saw.
+        epoch = self._db._schema_epoch
+        if self._db._probed.get(key) == epoch:
             return
         address = _cdata.malloc_stream()
         err = ctypes.c_void_p()
@@ -123,7 +126,7 @@ class Result:
         _cdata.release_stream(address)
         if len(self._db._probed) >= 256:
             self._db._probed.clear()
-        self._db._probed[key] = self._db._schema_epoch
+        self._db._probed[key] = epoch
 
     def __iter__(self) -> Iterator[Any]:
         """The rows a batch at a time: ``pyarrow.RecordBatch`` objects when

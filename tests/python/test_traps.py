@@ -59,6 +59,28 @@ def test_scan_checks_at_the_call_after_a_schema_change(schema_db: arcadego.Datab
         schema_db.scan("A", columns=["k"], device="d1")
 
 
+def test_a_check_that_a_ddl_overtook_is_not_remembered(schema_db: arcadego.Database,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # A DDL that ends while a scan's check is in the library (another
+    # thread's, here run inside the call) must not let the check pass later.
+    from arcadego import _lib
+    real = _lib.lib.arcadego_scan
+    dropped = []
+
+    def scan_then_drop(*args: Any) -> int:
+        status = real(*args)
+        if not dropped:
+            dropped.append(True)
+            schema_db.execute("DROP PROPERTY A.x")
+        return status
+
+    monkeypatch.setattr(_lib.lib, "arcadego_scan", scan_then_drop)
+    schema_db.scan("A", columns=["k", "x"])  # checked before the drop
+    monkeypatch.setattr(_lib.lib, "arcadego_scan", real)
+    with pytest.raises(arcadego.NotFoundError, match="x"):
+        schema_db.scan("A", columns=["k", "x"])
+
+
 def test_device_and_time_may_be_named_in_columns(schema_db: arcadego.Database) -> None:
     schema_db.insert("A", {"time": [1, 2], "k": [10, 20]}, device="d")
     got = schema_db.scan("A", columns=["device", "time", "k"]).to_pydict()
