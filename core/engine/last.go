@@ -39,10 +39,10 @@ const LastTimeSuffix = "_time"
 // windows reaching four times further back, until every property has a
 // value or the device's first row is reached. A device whose properties
 // are all set in its latest rows costs one point read. Where the devices
-// are many for their rows (fewer than lastScanRows rows each), one scan
-// of their rows is cheaper than a read per device, and is taken instead;
-// its rows come in batches of many devices (Batch.Devices), not one
-// batch a device.
+// are many for their rows (fewer than lastScanRows rows each), the
+// files' summaries (lastFromFiles) or one scan of their rows are cheaper
+// than a read per device, and are taken instead. The rows come in batches
+// of many devices, a device per row (Batch.Devices).
 func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type, []schema.Property, error) {
 	ty, ok := db.catalog.Load().Type(req.Type)
 	if !ok {
@@ -120,31 +120,28 @@ func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type,
 		}
 		return out, ty, props, nil
 	}
-	var out []Batch
+	lb := newLastBuilder(props)
 	for _, in := range infos {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, nil, fmt.Errorf("last of %q stopped: %w", req.Type, errs.ErrCanceled)
 		}
-		row, ok, err := db.lastOf(ctx, req.Type, in, props, names)
+		latest, ok, err := db.lastOf(ctx, req.Type, in, names, lb.held)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		if ok {
-			out = append(out, Batch{Device: in.Name, Rows: row, Stable: true})
+			lb.add(in.Name, latest)
 		}
 	}
-	return out, ty, props, nil
+	lb.emit()
+	return lb.out, ty, props, nil
 }
 
-// lastOf reads device in's latest values: see Last. ok is false when the
-// device has no row (all deleted or expired).
-func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, props []schema.Property, names []string) (*tablet.Tablet, bool, error) {
-	n := len(props)
-	found := make([]bool, n)
-	left := n
-	cols := make([]tablet.Column, n)
-	times := make([]int64, n)
-	latest, any := int64(0), false
+// lastOf reads device in's latest values into held (empty on entry):
+// see Last. It returns the time of the device's latest row; ok is false
+// when the device has no row (all deleted or expired).
+func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, names []string, held []heldValue) (latest int64, ok bool, err error) {
+	left := len(held)
 	end := in.Last + 1 // exclusive; Last is the greatest time any source holds
 	width := int64(1)
 	for {
@@ -154,28 +151,28 @@ func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, props []sch
 		}
 		rows, err := db.Scan(ctx, ScanRequest{Type: typ, Devices: []string{in.Name}, Properties: names, Start: &start, End: &end})
 		if err != nil {
-			return nil, false, fmt.Errorf("last: %w", err)
+			return 0, false, fmt.Errorf("last: %w", err)
 		}
 		var batches []*tablet.Tablet
-		for b, ok := rows.Next(); ok; b, ok = rows.Next() {
+		for b, more := rows.Next(); more; b, more = rows.Next() {
 			batches = append(batches, b.Rows)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, false, fmt.Errorf("last: %w", err)
+			return 0, false, fmt.Errorf("last: %w", err)
 		}
 		for bi := len(batches) - 1; bi >= 0 && left > 0; bi-- {
 			b := batches[bi]
-			if !any && b.Rows() > 0 {
-				latest, any = b.Times[b.Rows()-1], true
+			if !ok && b.Rows() > 0 {
+				latest, ok = b.Times[b.Rows()-1], true
 			}
-			for k := range n {
-				if found[k] {
+			for k := range held {
+				if held[k].found {
 					continue
 				}
-				if v, r, ok := lastValid(&b.Columns[k], b.Rows()); ok {
-					found[k], left = true, left-1
-					cols[k], times[k] = v, b.Times[r]
+				if r, valid := lastValidRow(&b.Columns[k], b.Rows()); valid {
+					held[k].hold(&b.Columns[k], r, b.Times[r])
+					left--
 				}
 			}
 		}
@@ -184,70 +181,64 @@ func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, props []sch
 		}
 		end, width = start, width*4
 	}
-	if !any {
-		return nil, false, nil
-	}
-	return lastRow(props, latest, cols, found, times), true, nil
+	return latest, ok, nil
 }
 
-// lastRow is a device's row of Last: its latest time, then per property
-// its last value (vals[k], one row, where found[k]; else null) and that
-// value's time.
-func lastRow(props []schema.Property, latest int64, vals []tablet.Column, found []bool, times []int64) *tablet.Tablet {
-	t := &tablet.Tablet{Times: []int64{latest}, Columns: make([]tablet.Column, 0, 2*len(props))}
-	for k, p := range props {
-		v := vals[k]
-		if !found[k] {
-			nb := tablet.NewBuilder(p.Name, p.Type, 1)
-			nb.AppendNull()
-			v = nb.Column()
-		}
-		v.Name = p.Name
-		t.Columns = append(t.Columns, v, tablet.Int64s(p.Name+LastTimeSuffix, []int64{times[k]}, []bool{found[k]}))
-	}
-	return t
-}
-
-// lastValid returns a one-row copy of c's last valid row among its first
-// n, and that row; false if none is.
-func lastValid(c *tablet.Column, n int) (tablet.Column, int, bool) {
+// lastValidRow returns c's last valid row among its first n.
+func lastValidRow(c *tablet.Column, n int) (int, bool) {
 	for r := n - 1; r >= 0; r-- {
 		if c.Valid(r) {
-			cb := tablet.NewBuilder(c.Name, c.Type, 1)
-			cb.Append(c, r) // a copy: the batch's buffers go
-			return cb.Column(), r, true
+			return r, true
 		}
 	}
-	return tablet.Column{}, 0, false
+	return 0, false
 }
 
-// lastsOf returns the file's Lasts of property p (nil: the latest times
-// alone), read at the first call and kept while the file lives: a file
-// never changes, so this summary of its devices' latest values never goes
-// stale (16 bytes a device and property asked, 8 for the times).
-func (f *dataFile) lastsOf(p *schema.Property) (*segment.Lasts, error) {
-	var key schema.PropertyID
-	var cols []segment.Column
-	if p != nil {
-		key, cols = p.ID, []segment.Column{{ID: p.ID, Name: p.Name, Type: p.Type}}
+// propLast is a file's summary of one property: per entry of its device
+// directory, the last non-null value (null where none) and its time.
+type propLast struct {
+	vals  tablet.Column
+	times []int64
+}
+
+// lastsOf returns the file's summary of its devices' latest values: per
+// directory entry, the time of its last row and, per property of props,
+// its propLast. Parts not read before are read together, in one pass
+// over the file (segment.File.Lasts), and kept while the file lives: a
+// file never changes, so the summary never goes stale (16 bytes a device
+// and property asked, 8 for the times).
+func (f *dataFile) lastsOf(props []schema.Property) ([]int64, []propLast, error) {
+	f.lastsMu.Lock()
+	var missing []segment.Column
+	for _, p := range props {
+		if _, ok := f.lasts[p.ID]; !ok {
+			missing = append(missing, segment.Column{ID: p.ID, Name: p.Name, Type: p.Type})
+		}
+	}
+	read := f.latest == nil || len(missing) > 0
+	f.lastsMu.Unlock()
+	if read {
+		l, err := f.Lasts(missing)
+		if err != nil {
+			return nil, nil, err
+		}
+		f.lastsMu.Lock()
+		if f.lasts == nil {
+			f.lasts = map[schema.PropertyID]propLast{}
+		}
+		f.latest = l.Latest
+		for k, c := range missing {
+			f.lasts[c.ID] = propLast{vals: l.Values[k], times: l.Times[k]}
+		}
+		f.lastsMu.Unlock()
 	}
 	f.lastsMu.Lock()
-	l, ok := f.lasts[key]
-	f.lastsMu.Unlock()
-	if ok {
-		return l, nil
+	defer f.lastsMu.Unlock()
+	out := make([]propLast, len(props))
+	for k, p := range props {
+		out[k] = f.lasts[p.ID]
 	}
-	l, err := f.Lasts(cols)
-	if err != nil {
-		return nil, err
-	}
-	f.lastsMu.Lock()
-	if f.lasts == nil {
-		f.lasts = map[schema.PropertyID]*segment.Lasts{}
-	}
-	f.lasts[key] = l
-	f.lastsMu.Unlock()
-	return l, nil
+	return f.latest, out, nil
 }
 
 // lastFromFiles is Last of every device of ty (or of prefix) from the
@@ -265,23 +256,15 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 		}
 	}
 	cutoff := ttlCutoff(ty, time.Now()) // expired rows are not latest values
-	// sums[i][0]: file i's latest times; sums[i][k+1]: its values of props[k].
-	sums := make([][]*segment.Lasts, len(files))
-	failed := par.Do(len(files), runtime.GOMAXPROCS(0), func(_, i int) error {
+	// File i's latest times and its summaries of props.
+	latests := make([][]int64, len(files))
+	sums := make([][]propLast, len(files))
+	failed := par.Do(len(files), runtime.GOMAXPROCS(0), func(_, i int) (err error) {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("stopped: %w", errs.ErrCanceled)
 		}
-		sums[i] = make([]*segment.Lasts, len(props)+1)
-		var err error
-		if sums[i][0], err = files[i].lastsOf(nil); err != nil {
-			return err
-		}
-		for k := range props {
-			if sums[i][k+1], err = files[i].lastsOf(&props[k]); err != nil {
-				return err
-			}
-		}
-		return nil
+		latests[i], sums[i], err = files[i].lastsOf(props)
+		return err
 	})
 	if err := errors.Join(failed...); err != nil {
 		return nil, false, fmt.Errorf("last: %w", err)
@@ -303,7 +286,7 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 		from = ends[n]
 		latest := int64(math.MinInt64)
 		for _, h := range hs {
-			latest = max(latest, sums[h.file][0].Latest[h.index])
+			latest = max(latest, latests[h.file][h.index])
 		}
 		if latest < cutoff {
 			continue // every row expired
@@ -311,14 +294,14 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 		for k := range props {
 			best, bestT := -1, int64(0)
 			for j, h := range hs {
-				l := sums[h.file][k+1]
-				if t := l.Times[0][h.index]; l.Values[0].Valid(int(h.index)) && t >= cutoff && (best < 0 || t > bestT) {
+				l := &sums[h.file][k]
+				if t := l.times[h.index]; l.vals.Valid(int(h.index)) && t >= cutoff && (best < 0 || t > bestT) {
 					best, bestT = j, t
 				}
 			}
 			if best >= 0 {
 				h := hs[best]
-				lb.held[k].hold(&sums[h.file][k+1].Values[0], int(h.index), bestT)
+				lb.held[k].hold(&sums[h.file][k].vals, int(h.index), bestT)
 			}
 		}
 		lb.add(name, latest)
@@ -473,12 +456,8 @@ func (db *DB) lastByScan(ctx context.Context, req LastRequest, props []schema.Pr
 		}
 		latest = t.Times[t.Rows()-1] // a device's batches come in time order
 		for k := range props {
-			c := &t.Columns[k]
-			for r := t.Rows() - 1; r >= 0; r-- {
-				if c.Valid(r) {
-					lb.held[k].hold(c, r, t.Times[r])
-					break
-				}
+			if r, valid := lastValidRow(&t.Columns[k], t.Rows()); valid {
+				lb.held[k].hold(&t.Columns[k], r, t.Times[r])
 			}
 		}
 	}

@@ -459,15 +459,15 @@ func hasNext(f *dataFile, pos *int, device string, lo, hi int64) bool {
 	}
 	if p == 0 {
 		// A lookup from the start: a point read, or a walk that has not
-		// reached the file's first device. The file's filter rules out
-		// most files that lack the device, and a binary search finds it
-		// in those that have it (a gallop from 0 takes twice the steps).
-		if len(devs) == 0 || device < devs[0] || device > devs[len(devs)-1] || !f.MayHave(device) {
+		// reached the file's first device. The file's own lookup rules
+		// out most files that lack the device without a search (a gallop
+		// from 0 takes twice the steps of its binary search).
+		i, ok := f.Index(device)
+		if !ok {
 			return false
 		}
-		p = sort.SearchStrings(devs, device)
-		*pos = p
-		return p < len(devs) && devs[p] == device && f.spans(p, lo, hi)
+		*pos = i
+		return f.spans(i, lo, hi)
 	}
 	end, step := p+1, 1
 	for end < len(devs) && devs[end] < device {

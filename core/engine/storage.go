@@ -70,10 +70,11 @@ type dataFile struct {
 	// ix holds the file's index sidecars opened so far (index.go).
 	ixMu sync.Mutex
 	ix   map[schema.IndexID]*index.File
-	// lasts holds the file's latest values per property asked so far
-	// (last.go; key 0: the latest times alone).
+	// The file's summary of its devices' latest values (last.go): their
+	// latest times and, per property asked so far, their last values.
 	lastsMu sync.Mutex
-	lasts   map[schema.PropertyID]*segment.Lasts
+	latest  []int64
+	lasts   map[schema.PropertyID]propLast
 }
 
 // pin returns the files of type id's table and the memtables (oldest

@@ -67,11 +67,14 @@ func (f *File) MayHave(device string) bool {
 	return f.filter.mayHave(device)
 }
 
-// lookup returns the index of device in the file's directory.
-func (f *File) lookup(device string) (int, bool) {
-	if !f.MayHave(device) {
+// Index returns the index of device in the file's directory (Devices):
+// a name outside the directory's bounds is ruled out by a comparison, one
+// the filter rules out by a block, the others by a binary search.
+func (f *File) Index(device string) (int, bool) {
+	devs := f.devices
+	if len(devs) == 0 || device < devs[0] || device > devs[len(devs)-1] || !f.MayHave(device) {
 		return 0, false
 	}
-	i := sort.SearchStrings(f.devices, device)
-	return i, i < len(f.devices) && f.devices[i] == device
+	i := sort.SearchStrings(devs, device)
+	return i, devs[i] == device
 }

@@ -266,7 +266,7 @@ func (f *File) Bounds() (minDevice, maxDevice string, minTime, maxTime int64) {
 // DeviceTimes returns the first and last time of device's rows in the
 // file; ok is false when the file has none.
 func (f *File) DeviceTimes(device string) (first, last int64, ok bool) {
-	i, ok := f.lookup(device)
+	i, ok := f.Index(device)
 	if !ok {
 		return 0, 0, false
 	}
@@ -287,7 +287,7 @@ func (f *File) DeviceRows(device string) int64 {
 
 // device returns the file rows [lo, hi) of device (empty if absent).
 func (f *File) device(device string) (lo, hi int64) {
-	i, ok := f.lookup(device)
+	i, ok := f.Index(device)
 	if !ok {
 		return 0, 0
 	}

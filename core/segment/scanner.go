@@ -199,7 +199,7 @@ func (f *File) Scanner(cols []Column) *Scanner {
 // scanner's decoded row groups. Reads of one scanner must come in
 // increasing device order and be consumed before the next Read starts.
 func (s *Scanner) Read(device string, start, end int64, batchRows int) *GroupCursor {
-	i, ok := s.f.lookup(device)
+	i, ok := s.f.Index(device)
 	if !ok {
 		i = -1
 	}

@@ -336,7 +336,7 @@ func (p *Part) names() []string {
 	if p.Devices != nil {
 		return p.Devices
 	}
-	return unsafe.Slice(&p.Device, 1) // no allocation a part
+	return []string{p.Device}
 }
 
 // batchSize returns the bytes of the block of a batch of parts: structs,
