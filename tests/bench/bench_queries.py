@@ -5,9 +5,11 @@ device, flushed and compacted (arcadego) and checkpointed (DuckDB, its own
 file); then,
 best of 5 each: count, sum and min/max of one column over everything and
 over a 10 % time range; hourly buckets of one device; the last value per
-device; the rows with x > 0.99. arcadego answers with db.aggregate,
-db.last and scan(where=...) to Arrow; DuckDB with SQL to Arrow. Figures
-are printed, never asserted.
+device; the rows with x > 0.99; two SQL queries over a view of
+arcadego.duckdb.attach and over the whole scan registered in DuckDB.
+arcadego answers with db.aggregate, db.last and scan(where=...) to Arrow;
+DuckDB with SQL to Arrow over its own table. Figures are printed, never
+asserted.
 
 Usage: python tests/bench/bench_queries.py [--rows N]
 """
@@ -24,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 import arcadego
+import arcadego.duckdb
 
 DEVICES = 100
 COLS = [f"x{i}" for i in range(10)]
@@ -92,6 +95,19 @@ def main() -> None:
              lambda: db.scan("T", where=("x0", ">", 0.99)).to_arrow(),
              lambda: con.sql("SELECT * FROM T WHERE x0 > 0.99").to_arrow_table()),
         ]
+        # SQL over the type: a view of arcadego.duckdb.attach (the scan reads
+        # the query's columns and device), and the whole scan registered as
+        # it is, which DuckDB reads in full before projecting and filtering.
+        view = duckdb.connect()
+        arcadego.duckdb.attach(view, db)
+        whole = duckdb.connect()
+        whole.register("T", db.scan("T"))
+        for what, sql in [("SQL: avg(x0) per device", "SELECT device, avg(x0) FROM T GROUP BY device"),
+                          ("SQL: x0 of one device", "SELECT time, x0 FROM T WHERE device = 'd007'")]:
+            cases.append((f"{what}, attached view", lambda sql=sql: view.sql(sql).to_arrow_table(),
+                          lambda sql=sql: con.sql(sql).to_arrow_table()))
+            cases.append((f"{what}, whole scan registered", lambda sql=sql: whole.sql(sql).to_arrow_table(),
+                          lambda sql=sql: con.sql(sql).to_arrow_table()))
         print(f"# bench_queries: {DEVICES * per:,} rows x {len(COLS)} DOUBLE over {DEVICES} devices, flushed; "
               f"duckdb {duckdb.__version__}, best of 5")
         print("| query | arcadego | DuckDB | DuckDB / arcadego |")
