@@ -244,16 +244,32 @@ func (f *dataFile) lastsOf(props []schema.Property) ([]int64, []propLast, error)
 // lastFromFiles is Last of every device of ty (or of prefix) from the
 // files' summaries (lastsOf), merged by device: the latest time is the
 // largest of the device's files, each property's value the one of the
-// latest time (no key is in two files). ok is false, and nothing is
-// done, unless every row is in a file and no delete waits to be applied
-// to them: the memtables hold no device of prefix, and no delete range.
+// latest time (no key is in two files). A device with rows in a memtable
+// is read by itself instead (lastOf, which merges its memtable rows over
+// its files' rows), in its place in name order. ok is false, and nothing
+// is done, when a delete waits to be applied to the files, or when the
+// memtables hold so many of the devices that a scan of every row costs
+// less than their reads (the lastScanRows reckoning of Last).
 func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string, props []schema.Property) ([]Batch, bool, error) {
 	files, mems := db.pin(ty.ID)
 	defer unpin(files, mems)
+	var fresh []string // the devices of prefix with rows in a memtable, sorted
 	for _, m := range mems {
-		if len(m.DevicesWithPrefix(ty.ID, prefix)) > 0 || len(m.Deletes(ty.ID)) > 0 {
+		if len(m.Deletes(ty.ID)) > 0 {
 			return nil, false, nil
 		}
+		fresh = append(fresh, m.DevicesWithPrefix(ty.ID, prefix)...)
+	}
+	if len(mems) > 1 {
+		slices.Sort(fresh)
+		fresh = slices.Compact(fresh)
+	}
+	var fileRows int64
+	for _, f := range files {
+		fileRows += f.Rows()
+	}
+	if int64(len(fresh))*lastScanRows > fileRows {
+		return nil, false, nil
 	}
 	cutoff := ttlCutoff(ty, time.Now()) // expired rows are not latest values
 	// File i's latest times and its summaries of props.
@@ -277,6 +293,34 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 	}
 	names, ends, hits := mergeDevices(lists)
 	lb := newLastBuilder(props)
+	propNames := make([]string, len(props))
+	for k, p := range props {
+		propNames[k] = p.Name
+	}
+	// readFresh adds the fresh devices up to upTo (all that are left, with
+	// all), each by its own read; it reports whether upTo was one.
+	readFresh := func(upTo string, all bool) (bool, error) {
+		hit := false
+		for len(fresh) > 0 && (all || fresh[0] <= upTo) {
+			d := fresh[0]
+			fresh = fresh[1:]
+			hit = hit || d == upTo
+			infos, err := db.devices(ty.Name, d, true)
+			if err != nil {
+				return false, fmt.Errorf("last: %w", err)
+			}
+			for _, in := range infos {
+				latest, ok, err := db.lastOf(ctx, ty.Name, in, propNames, lb.held)
+				if err != nil {
+					return false, err
+				}
+				if ok {
+					lb.add(in.Name, latest)
+				}
+			}
+		}
+		return hit, nil
+	}
 	from := int32(0)
 	for n, name := range names {
 		if n%4096 == 0 && ctx.Err() != nil {
@@ -284,6 +328,15 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 		}
 		hs := hits[from:ends[n]]
 		from = ends[n]
+		if len(fresh) > 0 {
+			read, err := readFresh(name, false)
+			if err != nil {
+				return nil, false, err
+			}
+			if read {
+				continue
+			}
+		}
 		latest := int64(math.MinInt64)
 		for _, h := range hs {
 			latest = max(latest, latests[h.file][h.index])
@@ -306,22 +359,21 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 		}
 		lb.add(name, latest)
 	}
+	if _, err := readFresh("", true); err != nil { // the devices after the files' last
+		return nil, false, err
+	}
 	lb.emit()
 	return lb.out, true, nil
 }
 
 // manyDevices reports, without listing the devices, that a type's
 // devices (those of prefix) are many for their rows, as Last's choice
-// below reckons: when its memtables hold none of them, its largest file
-// alone lists enough devices for all the rows of its files.
+// below reckons: its largest file alone lists enough devices for all the
+// rows of its files. Memtable rows are left out: the memtable budget
+// bounds them, and lastFromFiles weighs the devices they belong to.
 func (db *DB) manyDevices(typ schema.TypeID, prefix string) bool {
 	files, mems := db.pin(typ)
 	defer unpin(files, mems)
-	for _, m := range mems {
-		if len(m.DevicesWithPrefix(typ, prefix)) > 0 {
-			return false
-		}
-	}
 	var most, rows int64
 	for _, f := range files {
 		most = max(most, int64(len(memtable.PrefixRange(f.Devices(), prefix))))

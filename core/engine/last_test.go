@@ -189,26 +189,56 @@ func TestLastFromFilesEqualsTheScan(t *testing.T) {
 	_, ok, err := db.lastFromFiles(context.Background(), ty, "", props[1:2])
 	require.NoError(t, err)
 	require.True(t, ok)
-	for _, prefix := range []string{"", "p1/", "none/"} {
-		for range 2 { // the second time from the files' kept summaries
-			got, ok, err := db.lastFromFiles(context.Background(), ty, prefix, props)
-			require.NoError(t, err)
-			require.True(t, ok, "every row is flushed")
-			want, err := db.lastByScan(context.Background(), LastRequest{Type: "L", DevicePrefix: prefix}, props, names)
-			require.NoError(t, err)
-			g, w := lastRows(t, got), lastRows(t, want)
-			require.Len(t, g, len(w), "prefix %q", prefix)
-			for i := range w {
-				require.Equal(t, w[i].Device, g[i].Device)
-				assert.Equal(t, w[i].Rows.Times, g[i].Rows.Times, w[i].Device)
-				for j := range w[i].Rows.Columns {
-					assert.Equal(t, w[i].Rows.Columns[j].Value(0), g[i].Rows.Columns[j].Value(0), "%s %s", w[i].Device, w[i].Rows.Columns[j].Name)
-				}
+	check := func(prefix string) {
+		t.Helper()
+		got, ok, err := db.lastFromFiles(context.Background(), ty, prefix, props)
+		require.NoError(t, err)
+		require.True(t, ok)
+		want, err := db.lastByScan(context.Background(), LastRequest{Type: "L", DevicePrefix: prefix}, props, names)
+		require.NoError(t, err)
+		g, w := lastRows(t, got), lastRows(t, want)
+		require.Len(t, g, len(w), "prefix %q", prefix)
+		for i := range w {
+			require.Equal(t, w[i].Device, g[i].Device)
+			assert.Equal(t, w[i].Rows.Times, g[i].Rows.Times, w[i].Device)
+			for j := range w[i].Rows.Columns {
+				assert.Equal(t, w[i].Rows.Columns[j].Value(0), g[i].Rows.Columns[j].Value(0), "%s %s", w[i].Device, w[i].Rows.Columns[j].Name)
 			}
 		}
 	}
-	// Rows in the memtable: the summaries are not enough.
-	require.NoError(t, db.Insert("L", "p0/d0", int64Tablet([]int64{9999}, map[string][]int64{"k": {1}})))
+	for _, prefix := range []string{"", "p1/", "none/"} {
+		for range 2 { // the second time from the files' kept summaries
+			check(prefix)
+		}
+	}
+	// Rows in the memtable: their devices are read one by one, in their
+	// place. p0/d0 gets a row that overwrites its latest one with k null
+	// (a file's last k may be hidden), p1/d1 a later row; "a", "p0/d0x"
+	// and "z" exist only in the memtable (before, between, after the
+	// files' devices).
+	latest, err := db.Devices("L", "p0/d0")
+	require.NoError(t, err)
+	at := latest[0].Last
+	require.NoError(t, db.Insert("L", "p0/d0", &tablet.Tablet{Times: []int64{at},
+		Columns: []tablet.Column{tablet.Int64s("k", []int64{0}, []bool{false}), tablet.Strings("s", []string{"new"}, nil)}}))
+	require.NoError(t, db.Insert("L", "p1/d1", int64Tablet([]int64{at + 10_000}, map[string][]int64{"k": {-1}})))
+	for _, d := range []string{"a", "p0/d0x", "z"} {
+		require.NoError(t, db.Insert("L", d, int64Tablet([]int64{5}, map[string][]int64{"k": {5}})))
+	}
+	defer func(v int64) { lastScanRows = v }(lastScanRows)
+	lastScanRows = 1 // five reads cost less than the files' rows
+	for _, prefix := range []string{"", "p0/", "p1/", "z", "none/"} {
+		check(prefix)
+	}
+	// Too many devices in the memtable for their reads: a scan instead.
+	lastScanRows = 1 << 40
+	_, ok, err = db.lastFromFiles(context.Background(), ty, "", props)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	lastScanRows = 0
+	// A delete waiting to be applied to the files: a scan instead.
+	from := int64(0)
+	require.NoError(t, db.Delete(DeleteRequest{Type: "L", Devices: []string{"p0/d2"}, Start: &from}))
 	_, ok, err = db.lastFromFiles(context.Background(), ty, "", props)
 	require.NoError(t, err)
 	assert.False(t, ok)
