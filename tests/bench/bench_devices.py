@@ -17,7 +17,8 @@ runs in its own fresh process. Figures, printed, never asserted:
  4. a 1% device-prefix scan: plant-07/ (DuckDB: WHERE device LIKE
     'plant-07/%');
  5. the last value of one column for every device (arcadego: db.last;
-    DuckDB: arg_max ... GROUP BY device).
+    DuckDB: arg_max ... GROUP BY device), twice, then once more after a
+    commit of one new row to each of 100 devices.
 
 Usage: python tests/bench/bench_devices.py [--devices N] [--dir DIR]
 """
@@ -140,6 +141,7 @@ def child_reads(a: dict) -> dict:
         listing = lambda: db.devices("M")  # noqa: E731
         prefix = lambda: db.scan("M", device_prefix="plant-07/").to_arrow()  # noqa: E731
         latest = lambda: db.last("M", ["f0"]).to_arrow()  # noqa: E731
+        write = lambda tbl: db.insert("M", tbl, device_column="device")  # noqa: E731
         count = lambda r: r.num_rows if hasattr(r, "num_rows") else len(r["device"])  # noqa: E731
     else:
         import duckdb
@@ -155,6 +157,11 @@ def child_reads(a: dict) -> dict:
         latest = lambda: duck_arrow(db.sql(  # noqa: E731
             "SELECT device, max(time), arg_max(f0, time) FILTER (WHERE f0 IS NOT NULL) FROM m GROUP BY device"))
         count = lambda r: r.num_rows  # noqa: E731
+
+        def write(tbl: Any) -> None:
+            db.register("b", tbl)
+            db.execute("INSERT INTO m (device, time, f0) SELECT * FROM b")
+            db.unregister("b")
     times = []
     for dev in picks:
         t0 = time.perf_counter()
@@ -178,6 +185,17 @@ def child_reads(a: dict) -> dict:
     t0 = time.perf_counter()
     r = latest()
     out["last_s"] = time.perf_counter() - t0
+    assert count(r) == devices, count(r)
+    t0 = time.perf_counter()
+    r = latest()
+    out["last_again_s"] = time.perf_counter() - t0
+    # 100 devices written since the flush: one row each, one commit.
+    import pyarrow as pa
+    fresh = [name(d) for d in range(0, devices, max(1, devices // 100))]
+    write(pa.table({"device": fresh, "time": [PER_DEVICE + 1] * len(fresh), "f0": [1.0] * len(fresh)}))
+    t0 = time.perf_counter()
+    r = latest()
+    out["last_fresh_s"] = time.perf_counter() - t0
     assert count(r) == devices, count(r)
     return out
 
@@ -235,6 +253,8 @@ def main() -> None:
         print(f"| devices() of {a[1]['devices_n']:,} devices | {fmt_s(a[1]['devices_s'])} | {fmt_s(d[1]['devices_s'])} |")
         print(f"| 1% device-prefix scan ({a[1]['prefix_rows']:,} rows) | {fmt_s(a[1]['prefix_s'])} | {fmt_s(d[1]['prefix_s'])} |")
         print(f"| last value of one column, every device | {fmt_s(a[1]['last_s'])} | {fmt_s(d[1]['last_s'])} |")
+        print(f"| the same again | {fmt_s(a[1]['last_again_s'])} | {fmt_s(d[1]['last_again_s'])} |")
+        print(f"| the same after a write to 100 devices | {fmt_s(a[1]['last_fresh_s'])} | {fmt_s(d[1]['last_fresh_s'])} |")
         print(f"| open | {fmt_s(a[1]['open_s'])} | {fmt_s(d[1]['open_s'])} |")
         print(f"\narcadego ingest: {a[0]}\nduckdb ingest: {d[0]}")
     finally:
