@@ -80,9 +80,12 @@ type Rows struct {
 	reuse      bool
 	buffers    segment.Buffers
 	where      *filter // nil: every row
-	nOut       int     // props[:nOut] are the result's; the rest only the filter's
-	sparse     bool    // the request names its devices: point reads
-	plan       scanPlan
+	// rowFilter hands where to a file that alone holds a device's rows,
+	// which then reads the other columns at the rows it keeps only.
+	rowFilter *segment.RowFilter
+	nOut      int  // props[:nOut] are the result's; the rest only the filter's
+	sparse    bool // the request names its devices: point reads
+	plan      scanPlan
 
 	// What the scan reads, fixed at its start: the type's files (one
 	// reference each) and, per device, its memtable snapshots, oldest
@@ -110,7 +113,8 @@ type Rows struct {
 	cur    *merger // rows of devices[next-1] not yet returned: &merge, or nil
 	merge  merger  // reused from device to device
 	srcs   []runSource
-	stable bool // cur's batches are not reused (see Batch.Stable)
+	found  []fileHit // reused from device to device
+	stable bool      // cur's batches are not reused (see Batch.Stable)
 	err    error
 }
 
@@ -194,6 +198,7 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			return nil, fmt.Errorf("scan: %w", err)
 		}
 		r.where = f
+		r.rowFilter = &segment.RowFilter{Cols: f.columns(nil), Keep: f.rows}
 	}
 	r.refs = make([]memtable.ColumnRef, len(r.props))
 	r.cols = make([]segment.Column, len(r.props))
@@ -563,13 +568,14 @@ func (r *Rows) Next() (Batch, bool) {
 		r.next++
 		clear(r.srcs)
 		srcs := r.srcs[:0]
+		found := r.found[:0] // the files holding the device's rows in range
 		if r.hits != nil {
 			// Files in the order of r.files, as the lookups below give them.
 			hs := r.hits[d.hitLo:d.hitHi]
 			slices.SortFunc(hs, func(a, b fileHit) int { return int(a.file - b.file) })
 			for _, h := range hs {
 				if r.files[h.file].spans(int(h.index), d.lo, d.hi-1) {
-					srcs = append(srcs, r.readFile(int(h.file), int(h.index), &d))
+					found = append(found, h)
 				}
 			}
 		} else {
@@ -578,9 +584,19 @@ func (r *Rows) Next() (Batch, bool) {
 			}
 			for i, f := range r.files {
 				if hasNext(f, &r.filePos[i], d.name, d.lo, d.hi-1) {
-					srcs = append(srcs, r.readFile(i, r.filePos[i], &d)) // hasNext left the file's position at the device
+					found = append(found, fileHit{file: int32(i), index: int32(r.filePos[i])}) // hasNext left the file's position at the device
 				}
 			}
+		}
+		r.found = found
+		// A file that alone holds the device's rows may filter them as it
+		// reads: no newer row of another source can replace a row it drops.
+		var rf *segment.RowFilter
+		if len(found) == 1 && d.snapLo == d.snapHi {
+			rf = r.rowFilter
+		}
+		for _, h := range found {
+			srcs = append(srcs, r.readFile(int(h.file), int(h.index), &d, rf))
 		}
 		r.stable = !r.reuse || len(srcs) == 0 // no file's reused buffers among them
 		for k := d.snapLo; k < d.snapHi; k++ {
@@ -599,8 +615,8 @@ func (r *Rows) Next() (Batch, bool) {
 }
 
 // readFile returns the rows of device d in file i, entry index of its
-// directory.
-func (r *Rows) readFile(i, index int, d *scanDevice) runSource {
+// directory; with rf, some of the rows rf rejects may be left out.
+func (r *Rows) readFile(i, index int, d *scanDevice, rf *segment.RowFilter) runSource {
 	if r.scanners[i] == nil {
 		r.scanners[i] = r.files[i].Scanner(r.cols)
 		r.scanners[i].Reuse = r.reuse
@@ -609,7 +625,7 @@ func (r *Rows) readFile(i, index int, d *scanDevice) runSource {
 		}
 		r.scanners[i].Sparse = r.sparse
 	}
-	return filterDeleted(r.scanners[i].ReadIndex(index, d.lo, d.hi, r.batchRows), d.name, r.dels[0])
+	return filterDeleted(r.scanners[i].ReadIndexFiltered(index, d.lo, d.hi, r.batchRows, rf), d.name, r.dels[0])
 }
 
 // finish releases what the scan holds once it has no more rows: all of it,
@@ -625,7 +641,7 @@ func (r *Rows) finish() {
 		f.unref()
 	}
 	r.files, r.scanners, r.devices, r.cur = nil, nil, nil, nil
-	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos = merger{}, nil, nil, nil, nil, nil
+	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos, r.found = merger{}, nil, nil, nil, nil, nil, nil
 }
 
 // releaseScanners gives the scanners' decoded rows back to Buffers.
@@ -689,5 +705,5 @@ func (r *Rows) Close() {
 		m.Release()
 	}
 	r.files, r.mems, r.scanners, r.devices, r.cur = nil, nil, nil, nil, nil
-	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos = merger{}, nil, nil, nil, nil, nil
+	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos, r.found = merger{}, nil, nil, nil, nil, nil, nil
 }

@@ -236,6 +236,17 @@ func cellOfValue(p *schema.Property, v any) (cell, error) {
 	return bad()
 }
 
+// columns appends the batch columns f reads to cols.
+func (f *filter) columns(cols []int) []int {
+	if f.cond != nil && !slices.Contains(cols, f.cond.col) {
+		cols = append(cols, f.cond.col)
+	}
+	for _, g := range append(f.and[:len(f.and):len(f.and)], f.or...) {
+		cols = g.columns(cols)
+	}
+	return cols
+}
+
 // rows returns, for each row of t, whether it passes.
 func (f *filter) rows(t *tablet.Tablet) []bool {
 	n := t.Rows()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -299,6 +300,95 @@ func TestWhereDoublesFastPath(t *testing.T) {
 			c.eval(&dense, fast)
 			c.eval(&checked, slow)
 			require.Equal(t, slow, fast, "x %s %v", op, cv)
+		}
+	}
+}
+
+// TestWhereReadsFilesAtTheKeptRows: a device whose rows all sit in one
+// file, and enough of them, is filtered as the file is read (the filter's
+// columns first, the others at the kept rows only); one with newer rows
+// in the memtable, or with a delete waiting, is merged first and then
+// filtered. Every way gives the rows, with all their values, that an
+// unfiltered scan filtered here gives.
+func TestWhereReadsFilesAtTheKeptRows(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	rng := rand.New(rand.NewPCG(3, 8))
+	rows := func(n int, t0 int64) *tablet.Tablet {
+		times := make([]int64, n)
+		ks, xs, ys, zs := make([]int64, n), make([]float64, n), make([]float64, n), make([]float32, n)
+		yv := make([]bool, n)
+		for i := range n {
+			times[i] = t0 + int64(i)
+			ks[i], xs[i] = int64(rng.IntN(10)), rng.Float64() // x: random, written uncompressed
+			ys[i], yv[i] = rng.Float64(), rng.IntN(4) != 0
+			zs[i] = float32(rng.Float64())
+		}
+		return &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Int64s("k", ks, nil), tablet.Doubles("x", xs, nil),
+			tablet.Doubles("y", ys, yv), tablet.Floats("z", zs, nil)}}
+	}
+	for _, d := range []string{"solo", "mixed", "gone"} {
+		require.NoError(t, db.Insert("V", d, rows(12_000, 0)))
+	}
+	require.NoError(t, db.Insert("V", "small", rows(300, 0)))
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Insert("V", "mixed", rows(2_000, 5_000))) // overwrites, in the memtable
+	from, to := int64(100), int64(7_000)
+	require.NoError(t, db.Delete(DeleteRequest{Type: "V", Devices: []string{"gone"}, Start: &from, End: &to}))
+
+	all := rowsOf(t, db, "V")
+	cond := func(p, op string, v any) Where { return Where{Cond: &Cond{Property: p, Op: op, Value: v}} }
+	for _, c := range []struct {
+		w    Where
+		keep func(row map[string]any) bool
+	}{
+		{cond("x", ">", 0.98), func(r map[string]any) bool { return r["x"].(float64) > 0.98 }},
+		{cond("y", "is null", nil), func(r map[string]any) bool { return r["y"] == nil }},
+		{Where{And: []Where{cond("k", "=", int64(3)), cond("y", "<", 0.5)}},
+			func(r map[string]any) bool { return r["k"].(int64) == 3 && r["y"] != nil && r["y"].(float64) < 0.5 }},
+		{Where{Or: []Where{cond("x", "<", 0.01), cond("k", "=", int64(9))}},
+			func(r map[string]any) bool { return r["x"].(float64) < 0.01 || r["k"].(int64) == 9 }},
+		{cond("x", ">=", 0.0), func(map[string]any) bool { return true }},
+		{cond("x", ">", 2.0), func(map[string]any) bool { return false }},
+	} {
+		for _, props := range [][]string{nil, {"z", "y"}} {
+			for _, reuse := range []bool{false, true} {
+				scan, err := db.Scan(context.Background(), ScanRequest{Type: "V", Properties: props, Where: &c.w, ReuseBatches: reuse})
+				require.NoError(t, err)
+				got := map[string]map[int64]map[string]any{}
+				for b, ok := scan.Next(); ok; b, ok = scan.Next() {
+					if got[b.Device] == nil {
+						got[b.Device] = map[int64]map[string]any{}
+					}
+					for i, tm := range b.Rows.Times {
+						row := map[string]any{}
+						for j := range b.Rows.Columns {
+							row[b.Rows.Columns[j].Name] = b.Rows.Columns[j].Value(i)
+						}
+						got[b.Device][tm] = row
+					}
+				}
+				require.NoError(t, scan.Err())
+				scan.Close()
+				want := map[string]map[int64]map[string]any{}
+				for dev, byTime := range all {
+					for tm, r := range byTime {
+						if !c.keep(r) {
+							continue
+						}
+						if want[dev] == nil {
+							want[dev] = map[int64]map[string]any{}
+						}
+						row := map[string]any{}
+						for name, v := range r {
+							if props == nil || slices.Contains(props, name) {
+								row[name] = v
+							}
+						}
+						want[dev][tm] = row
+					}
+				}
+				require.Equal(t, want, got, "%+v props %v reuse %v", c.w, props, reuse)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
@@ -30,6 +31,24 @@ type colBuf struct {
 	f64   []float64
 	data  []byte // String, Binary: value k is data[ends[k-1]:ends[k]]
 	ends  []int
+}
+
+// fixedBytes returns up to n bytes of the buffered values of a column of
+// numbers (none for others), as they are in memory: little endian, as
+// Parquet's PLAIN encoding has them.
+func (b *colBuf) fixedBytes(n int) []byte {
+	var v []byte
+	switch {
+	case b.f64 != nil:
+		v = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f64))), 8*len(b.f64))
+	case b.i64 != nil:
+		v = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i64))), 8*len(b.i64))
+	case b.f32 != nil:
+		v = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f32))), 4*len(b.f32))
+	case b.i32 != nil:
+		v = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i32))), 4*len(b.i32))
+	}
+	return v[:min(n, len(v))]
 }
 
 // add appends rows [from, from+n) of c and updates st (nil: no stats kept).

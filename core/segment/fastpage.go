@@ -146,6 +146,14 @@ func le64Tail(b []byte, i int) uint64 {
 // file is mapped, once per process: see File.checked). It returns the
 // number of nulls. errNotFast means nothing was decoded.
 func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional bool, rows, lo, hi int, vals, valid []byte) (int, error) {
+	return f.fastChunkRows(r, g, j, width, optional, rows, lo, hi, nil, vals, valid)
+}
+
+// fastChunkRows is fastChunk of the rows lo+sel[i] only (sel increasing,
+// each < hi-lo), written densely: vals and valid hold len(sel) rows. A
+// page that holds none of them is not decompressed. A nil sel is every
+// row of [lo, hi).
+func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional bool, rows, lo, hi int, sel []int32, vals, valid []byte) (int, error) {
 	c := g.chunks[j]
 	// The pages holding [lo, hi), by the page index: read and check only
 	// those (a dictionary page means the library's reader, below).
@@ -200,6 +208,7 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 	}
 	buf = pages
 	row, nulls := row0, 0
+	next := 0 // sel[next] is the first selected row not yet read
 	for row < rows && row < hi {
 		h, n, err := parsePageHeader(buf)
 		if err != nil {
@@ -217,17 +226,28 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 			return 0, fmt.Errorf("bad page sizes (%d, %d, %d values)", h.compressed, h.uncompressed, h.numValues)
 		}
 		k := int(h.numValues)
-		if row+k <= lo { // before the window: not even decompressed
+		// This page's rows [a, b) are in the window; sel[s0:s1] among them.
+		a, b := max(lo, row)-row, min(hi, row+k)-row
+		s0 := next
+		if sel != nil {
+			for next < len(sel) && lo+int(sel[next]) < row+b {
+				next++
+			}
+		}
+		if row+k <= lo || sel != nil && next == s0 { // nothing to read here: not even decompressed
 			buf = buf[h.compressed:]
 			row += k
 			continue
 		}
-		if cap(r.page) < int(h.uncompressed) {
-			r.page = make([]byte, h.uncompressed)
-		}
-		page, err := snappy.Decode(r.page[:cap(r.page)], buf[:h.compressed])
-		if err != nil {
-			return 0, fmt.Errorf("snappy: %w", err)
+		page := buf[:h.compressed:h.compressed] // a plain chunk's page, read where it is
+		if !c.plain {
+			if cap(r.page) < int(h.uncompressed) {
+				r.page = make([]byte, h.uncompressed)
+			}
+			page, err = snappy.Decode(r.page[:cap(r.page)], page)
+			if err != nil {
+				return 0, fmt.Errorf("snappy: %w", err)
+			}
 		}
 		if len(page) != int(h.uncompressed) {
 			return 0, fmt.Errorf("page decompressed to %d bytes, header says %d", len(page), h.uncompressed)
@@ -240,14 +260,16 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 			}
 			page = r.values
 		}
-		// This page's rows [a, b) are in the window.
-		a, b := max(lo, row)-row, min(hi, row+k)-row
 		if !optional {
 			if len(page) < k*width {
 				return 0, fmt.Errorf("page holds %d bytes for %d values", len(page), k)
 			}
-			copy(vals[(row+a-lo)*width:], page[a*width:b*width])
-			setByteBits(valid, row+a-lo, row+b-lo)
+			if sel != nil {
+				copySelected(vals, valid, page, sel[s0:next], s0, lo-row, width)
+			} else {
+				copy(vals[(row+a-lo)*width:], page[a*width:b*width])
+				setByteBits(valid, row+a-lo, row+b-lo)
+			}
 			row += k
 			continue
 		}
@@ -268,10 +290,34 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 		if len(page) < present*width {
 			return 0, fmt.Errorf("page holds %d bytes for %d values", len(page), present)
 		}
-		if present == k {
+		switch {
+		case sel != nil && present == k:
+			copySelected(vals, valid, page, sel[s0:next], s0, lo-row, width)
+		case sel != nil:
+			// Walk the page's rows to count the values before each
+			// selected one (nulls take no place among them).
+			dense := onesBefore(r.levels, a)
+			at := s0
+			for i := a; i < b && at < next; i++ {
+				set := r.levels[i>>3]&(1<<(i&7)) != 0
+				if lo-row+int(sel[at]) == i {
+					if set {
+						copy(vals[at*width:(at+1)*width], page[dense*width:(dense+1)*width])
+						valid[at>>3] |= 1 << (at & 7)
+					} else {
+						clear(vals[at*width : (at+1)*width]) // vals may be reused memory
+						nulls++
+					}
+					at++
+				}
+				if set {
+					dense++
+				}
+			}
+		case present == k:
 			copy(vals[(row+a-lo)*width:], page[a*width:b*width])
 			setByteBits(valid, row+a-lo, row+b-lo)
-		} else {
+		default:
 			dense := onesBefore(r.levels, a)
 			for i := a; i < b; i++ {
 				out := row + i - lo
@@ -291,6 +337,30 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 		return 0, fmt.Errorf("chunk ends at row %d of %d", row, rows)
 	}
 	return nulls, nil
+}
+
+// copySelected copies the values of a page without nulls at rows
+// shift+sel[i] to output rows first+i, and marks them valid.
+func copySelected(vals, valid, page []byte, sel []int32, first, shift, width int) {
+	// A load and a store per value: copy's call costs more than 8 bytes.
+	switch width {
+	case 8:
+		for i, s := range sel {
+			out, in := first+i, shift+int(s)
+			binary.LittleEndian.PutUint64(vals[out*8:], binary.LittleEndian.Uint64(page[in*8:]))
+		}
+	case 4:
+		for i, s := range sel {
+			out, in := first+i, shift+int(s)
+			binary.LittleEndian.PutUint32(vals[out*4:], binary.LittleEndian.Uint32(page[in*4:]))
+		}
+	default:
+		for i, s := range sel {
+			out, in := first+i, shift+int(s)
+			copy(vals[out*width:(out+1)*width], page[in*width:(in+1)*width])
+		}
+	}
+	setByteBits(valid, first, first+len(sel))
 }
 
 // onesBefore counts the set bits of bitmap b before bit n.

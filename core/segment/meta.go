@@ -117,6 +117,7 @@ type chunk struct {
 	offset, length int64 // offset is not stored
 	crc            uint32
 	pages          []page // the chunk's pages in order, their lengths summing to length
+	plain          bool   // not compressed (the footer says; not stored): else Snappy
 }
 
 // page is what the chunk table says of one page of a column chunk: its

@@ -185,7 +185,8 @@ func (f *File) load() (err error) {
 
 // checkChunks checks that the Parquet row groups are the ones the chunk
 // table describes: the same rows, and chunks at the same offsets with the
-// same lengths, value counts, types and codec, ending at the footer.
+// same lengths, value counts and types, Snappy-compressed or not
+// compressed (chunk.plain), ending at the footer.
 func (f *File) checkChunks() error {
 	rows := f.starts[len(f.starts)-1]
 	if f.meta.NumRows != rows {
@@ -212,11 +213,14 @@ func (f *File) checkChunks() error {
 			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() < start {
 				start = cc.DictionaryPageOffset()
 			}
+			codec := cc.Compression()
 			if start != c.offset || cc.TotalCompressedSize() != c.length || cc.NumValues() != g.rows ||
-				cc.Compression() != compress.Codecs.Snappy || cc.Type() != f.meta.Schema.Column(j).PhysicalType() {
+				codec != compress.Codecs.Snappy && codec != compress.Codecs.Uncompressed ||
+				cc.Type() != f.meta.Schema.Column(j).PhysicalType() {
 				return fmt.Errorf("row group %d column %d does not match the chunk table", i, j)
 			}
-			f.chunks[c.offset] = c
+			f.groups[i].chunks[j].plain = codec == compress.Codecs.Uncompressed
+			f.chunks[c.offset] = f.groups[i].chunks[j]
 			end = c.offset + c.length
 		}
 	}

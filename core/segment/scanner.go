@@ -117,8 +117,15 @@ func (s *Scanner) takeTimes(slot, n int) ([]int64, []byte) {
 // get nil), a buffer of n values and a zeroed n-bit validity bitmap: d's
 // when Reuse allows, else fresh ones.
 func (s *Scanner) takeCols(slot, n int) (vals, valid [][]byte) {
+	return s.takeSome(slot, n, nil)
+}
+
+// takeSome is takeCols of the columns j with want[j] only (nil: all);
+// vals and valid hold their buffers at their indexes (and, with Reuse,
+// the others' kept ones).
+func (s *Scanner) takeSome(slot, n int, want []bool) (vals, valid [][]byte) {
 	if s.Buffers != nil {
-		return s.takeColsFrom(slot, n)
+		return s.takeColsFrom(slot, n, want)
 	}
 	d := &s.spare[slot]
 	if !s.Reuse {
@@ -131,7 +138,7 @@ func (s *Scanner) takeCols(slot, n int) (vals, valid [][]byte) {
 	}
 	for j, col := range s.cols {
 		w := tablet.Width(col.Type)
-		if s.src[j] < 0 || w == 0 {
+		if s.src[j] < 0 || w == 0 || want != nil && !want[j] {
 			continue
 		}
 		if !s.Reuse {
@@ -147,12 +154,12 @@ func (s *Scanner) takeCols(slot, n int) (vals, valid [][]byte) {
 
 // takeColsFrom is takeCols with the memory of Buffers: one block for all
 // the columns, each column's values then its bitmap, 8-byte aligned.
-func (s *Scanner) takeColsFrom(slot, n int) (vals, valid [][]byte) {
+func (s *Scanner) takeColsFrom(slot, n int, want []bool) (vals, valid [][]byte) {
 	vals, valid = make([][]byte, len(s.cols)), make([][]byte, len(s.cols))
 	bits := (n + 7) / 8
 	total := 0
 	for j, col := range s.cols {
-		if w := tablet.Width(col.Type); s.src[j] >= 0 && w > 0 {
+		if w := tablet.Width(col.Type); s.src[j] >= 0 && w > 0 && (want == nil || want[j]) {
 			total += align8(n*w) + align8(bits)
 		}
 	}
@@ -162,7 +169,7 @@ func (s *Scanner) takeColsFrom(slot, n int) (vals, valid [][]byte) {
 	b := s.get(slot, total)
 	for j, col := range s.cols {
 		w := tablet.Width(col.Type)
-		if s.src[j] < 0 || w == 0 {
+		if s.src[j] < 0 || w == 0 || want != nil && !want[j] {
 			continue
 		}
 		vals[j], b = b[:n*w:n*w], b[align8(n*w):]
@@ -209,6 +216,31 @@ func (s *Scanner) Read(device string, start, end int64, batchRows int) *GroupCur
 // ReadIndex is Read of the file's device i (an index into Devices, as a
 // walk of the directory found it; -1 for a device the file lacks).
 func (s *Scanner) ReadIndex(i int, start, end int64, batchRows int) *GroupCursor {
+	return s.ReadIndexFiltered(i, start, end, batchRows, nil)
+}
+
+// RowFilter picks the rows of a scan before all their columns are read.
+type RowFilter struct {
+	Cols []int // the scanner's columns (indexes into its cols) that Keep reads
+	// Keep says which rows of t to keep: t holds a range of a device's
+	// rows, with their times and the Cols columns (the other columns are
+	// empty). It may return a slice of its own, valid until its next call.
+	Keep func(t *tablet.Tablet) []bool
+}
+
+// filterMinRows is the fewest rows of a device in a file for which
+// ReadIndexFiltered reads a range at a time to filter it: fewer are read
+// with their row group, decoded once for every device it holds. (A
+// variable for tests.)
+var filterMinRows int64 = 4096
+
+// ReadIndexFiltered is ReadIndex that may leave out rows f does not keep:
+// where a device has filterMinRows rows or more in the file and every
+// column has fixed-width values, each range of its rows is read by f's
+// columns first, and the other columns are read only at the rows f keeps
+// (a page holding none of them is not even decompressed). The caller
+// still filters what comes, as other rows come unfiltered. f nil: ReadIndex.
+func (s *Scanner) ReadIndexFiltered(i int, start, end int64, batchRows int, f *RowFilter) *GroupCursor {
 	if batchRows <= 0 {
 		batchRows = defaultBatchRows
 	}
@@ -227,10 +259,14 @@ func (s *Scanner) ReadIndex(i int, start, end int64, batchRows int) *GroupCursor
 	if s.Sparse && g.hi-g.lo <= defaultBatchRows/8 {
 		g.window = true
 	}
+	fixed := true
 	for j, col := range s.cols {
 		if s.src[j] >= 0 && tablet.Width(col.Type) == 0 {
-			g.window = false
+			g.window, fixed = false, false
 		}
+	}
+	if f != nil && fixed && g.hi-g.lo >= filterMinRows {
+		g.window, g.filter = true, f
 	}
 	g.pos = g.lo
 	groups := s.f.groups
@@ -248,6 +284,7 @@ type GroupCursor struct {
 	rg         int
 	done       bool
 	window     bool           // decode only the rows of the time range (see Read)
+	filter     *RowFilter     // with window: see ReadIndexFiltered
 	pend       *tablet.Tablet // rows read by a window not yet returned
 	pendPast   bool           // the window's rows reached end: nothing follows pend
 }
@@ -283,7 +320,7 @@ func (g *GroupCursor) Next() (*tablet.Tablet, error) {
 		}
 		from, to := int(g.pos-grp.first), int(min(g.hi, gend)-grp.first)
 		if g.window {
-			t, past, err := g.s.window(g.rg, from, to, g.start, g.end)
+			t, past, err := g.s.window(g.rg, from, to, g.start, g.end, g.filter)
 			if err == nil {
 				g.pos = grp.first + int64(to)
 				if t.Rows() > 0 {
@@ -329,8 +366,9 @@ func (g *GroupCursor) Next() (*tablet.Tablet, error) {
 // time is in [start, end), decoding only the pages that hold them: first
 // those of the time column, then, once the range is found, those of each
 // column. past says that rows at or after end follow. errNotFast: a
-// column needs the Parquet library's reader.
-func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, past bool, err error) {
+// column needs the Parquet library's reader. With filter, the rows it
+// does not keep are left out (see ReadIndexFiltered).
+func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) (t *tablet.Tablet, past bool, err error) {
 	defer func() {
 		if r := recover(); r != nil { // bounds checks on garbage
 			t, err = nil, s.f.corrupt("decoding a row group", fmt.Errorf("%v", r))
@@ -367,17 +405,20 @@ func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, 
 	past = hi < len(times) || cut < to
 	t = &tablet.Tablet{Times: times[lo:hi:hi], Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}
 	k := hi - lo
-	vals, valids := s.takeCols(1, k)
+	var vals, valids [][]byte
+	var sel []int32 // with a filter: the rows (of lo..hi) it keeps
+	rows := k       // the rows read of each column
 	one := func(r *chunkReader, j int) error {
 		col := s.cols[j]
 		out := tablet.Column{Name: col.Name, Type: col.Type}
-		if s.src[j] < 0 || k == 0 {
-			t.Columns[j] = nullColumn(out, k)
+		if s.src[j] < 0 || rows == 0 {
+			t.Columns[j] = nullColumn(out, rows)
 			return nil
 		}
-		out.Values = vals[j]
-		valid := valids[j]
-		nulls, err := s.f.fastChunk(r, grp, 2+s.src[j], tablet.Width(col.Type), true, n, from+lo, from+hi, out.Values, valid)
+		w := tablet.Width(col.Type)
+		out.Values = vals[j][:rows*w]
+		valid := valids[j][:(rows+7)/8]
+		nulls, err := s.f.fastChunkRows(r, grp, 2+s.src[j], w, true, n, from+lo, from+hi, sel, out.Values, valid)
 		if err != nil {
 			return err
 		}
@@ -387,10 +428,69 @@ func (s *Scanner) window(rg, from, to int, start, end int64) (t *tablet.Tablet, 
 		t.Columns[j] = out
 		return nil
 	}
-	if err := s.each(len(s.cols), k*len(s.cols) >= windowParallel, one); err != nil {
+	done := make([]bool, len(s.cols)) // read already: the filter's columns
+	if filter != nil && k > 0 {
+		for _, j := range filter.Cols {
+			done[j] = true
+		}
+		vals, valids = s.takeSome(1, k, done)
+		for _, j := range filter.Cols {
+			if err := one(&s.reader, j); err != nil {
+				return nil, false, s.wrapFast(err)
+			}
+		}
+		sel = keptRows(filter.Keep(t), sel)
+		if len(sel) < k {
+			// The filter's columns and the times at the kept rows; the
+			// other columns are read at those rows only.
+			picked := &tablet.Tablet{Times: t.Times, Columns: make([]tablet.Column, 0, len(filter.Cols))}
+			for _, j := range filter.Cols {
+				picked.Columns = append(picked.Columns, t.Columns[j])
+			}
+			picked = picked.Gather(sel)
+			t.Times = picked.Times
+			for i, j := range filter.Cols {
+				t.Columns[j] = picked.Columns[i]
+			}
+			rows = len(sel)
+		} else {
+			sel = nil // every row: read as without a filter
+		}
+		// The other columns' buffers, for the rows read only.
+		rest := make([]bool, len(s.cols))
+		for j := range rest {
+			rest[j] = !done[j]
+		}
+		more, moreValid := s.takeSome(1, rows, rest)
+		for j := range rest {
+			if rest[j] {
+				vals[j], valids[j] = more[j], moreValid[j]
+			}
+		}
+	} else {
+		vals, valids = s.takeCols(1, k)
+	}
+	rest := func(r *chunkReader, j int) error {
+		if done[j] {
+			return nil
+		}
+		return one(r, j)
+	}
+	if err := s.each(len(s.cols), k*len(s.cols) >= windowParallel, rest); err != nil { // k: pages are decompressed whole
 		return nil, false, s.wrapFast(err)
 	}
 	return t, past, nil
+}
+
+// keptRows returns the indexes of keep's true values, in sel's memory.
+func keptRows(keep []bool, sel []int32) []int32 {
+	sel = sel[:0]
+	for i, ok := range keep {
+		if ok {
+			sel = append(sel, int32(i))
+		}
+	}
+	return sel
 }
 
 // windowParallel is the number of values from which a window's columns

@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/file"
+	pqschema "github.com/apache/arrow/go/v17/parquet/schema"
+	"github.com/golang/snappy"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
@@ -51,9 +53,10 @@ type Writer struct {
 	opts      WriterOptions
 	f         *os.File
 	out       *sink
-	pw        *file.Writer
-	err       error // sticky: the first failure
-	done      bool  // Close succeeded
+	schema    *pqschema.GroupNode // the Parquet schema, for start
+	pw        *file.Writer        // made by start
+	err       error               // sticky: the first failure
+	done      bool                // Close succeeded
 
 	// The row group being built.
 	dict    []string // the buffered rows' devices, in order
@@ -141,6 +144,15 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 		dst = &writeback{f: w.f}
 	}
 	w.out = &sink{w: bufio.NewWriterSize(dst, 1<<20)}
+	w.schema = sc
+	return w, nil
+}
+
+// start makes the Parquet writer, at the first row group (or at Close of
+// a file without rows): columns whose buffered values Snappy does not
+// shrink are written uncompressed (see plainColumns).
+func (w *Writer) start() {
+	opts := w.opts
 	props := []parquet.WriterProperty{
 		// Snappy, not zstd: the v17 zstd codec allocates GOMAXPROCS
 		// encoders per page (11.5 GB for 2,000 columns). On doubles it
@@ -174,15 +186,42 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 		// a range aggregate's time. Every Parquet reader knows it.
 		parquet.WithEncodingFor(schema.TimeColumn, parquet.Encodings.DeltaBinaryPacked),
 	}
-	for _, c := range l.Columns {
+	for _, c := range w.layout.Columns {
 		if c.Type == schema.String {
 			props = append(props, parquet.WithDictionaryFor(c.Name, true))
 		}
 	}
+	for _, name := range w.plainColumns() {
+		props = append(props, parquet.WithCompressionFor(name, compress.Codecs.Uncompressed))
+	}
 	// The magic is written into the bufio buffer, which cannot fail.
-	w.pw = file.NewParquetWriter(w.out, sc, file.WithWriterProps(parquet.NewWriterProperties(props...)))
-	return w, nil
+	w.pw = file.NewParquetWriter(w.out, w.schema, file.WithWriterProps(parquet.NewWriterProperties(props...)))
 }
+
+// plainColumns names the fixed-width property columns that Snappy
+// shrinks by less than a tenth, judged on a sample of the buffered rows
+// (random-looking doubles, say). Written uncompressed they cost the same
+// bytes, and a read takes their values from the page as they are instead
+// of through a decompression, which copies every byte once more; a read
+// of a few rows of a page (a filtered scan) takes only those.
+func (w *Writer) plainColumns() []string {
+	var names []string
+	var enc []byte
+	for i, c := range w.layout.Columns {
+		sample := w.cols[i].fixedBytes(plainSample)
+		if len(sample) < plainSample/2 {
+			continue // too few rows to judge: Snappy, as before
+		}
+		enc = snappy.Encode(enc[:cap(enc)], sample)
+		if len(enc)*10 > len(sample)*9 {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// plainSample is the bytes of a column plainColumns compresses to judge it.
+const plainSample = 16 << 10
 
 // Append adds the rows of one device: t.Columns match the layout's columns
 // in order and type (names are not compared: the layout's are written),
@@ -376,6 +415,9 @@ func (w *Writer) flush() (err error) {
 			w.ones[i] = 1
 		}
 	}
+	if w.pw == nil {
+		w.start()
+	}
 	rg := w.pw.AppendRowGroup()
 	start := w.out.n
 	for i := -2; i < len(w.cols); i++ {
@@ -567,6 +609,9 @@ func (w *Writer) finish() (err error) {
 			err = fmt.Errorf("parquet writer: %v", r)
 		}
 	}()
+	if w.pw == nil {
+		w.start()
+	}
 	layout := encodeLayout(w.layout)
 	devices := encodeDevices(w.devices, w.deviceRows, w.deviceSpans)
 	chunks := encodeChunks(w.groups)

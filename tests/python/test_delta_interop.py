@@ -37,6 +37,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 
 import arcadego
@@ -291,6 +292,34 @@ def test_direct_writes_are_readable_at_once(tmp_path: Path, rep: str) -> None:
         assert_readers_match(db, type_name(rep))
         path = table_path(db, type_name(rep))
         assert duckdb_count(path, "WHERE device = 'd2'") == 1000
+
+
+def test_uncompressed_columns_are_read_by_every_reader(db: arcadego.Database) -> None:
+    """A column of random doubles, which Snappy does not shrink, is written
+    without compression (a column of few values stays Snappy); delta-rs,
+    polars and DuckDB read both."""
+    rng = random.Random(8)
+    with db.transaction() as tx:
+        tx.create_type("Noisy")
+        tx.create_property("Noisy", "noise", "DOUBLE")
+        tx.create_property("Noisy", "level", "DOUBLE")
+    n = 5000
+    for dev in ["a", "b"]:
+        db.insert("Noisy", {"time": list(range(n)), "noise": [rng.random() if i % 7 else None for i in range(n)],
+                            "level": [float(i % 3) for i in range(n)]}, device=dev)
+    db.flush()
+    path = table_path(db, "Noisy")
+    codecs: dict[str, set[str]] = {}
+    for uri in deltalake.DeltaTable(path).file_uris():
+        meta = pq.ParquetFile(uri).metadata
+        for g in range(meta.num_row_groups):
+            for c in range(meta.num_columns):
+                col = meta.row_group(g).column(c)
+                codecs.setdefault(col.path_in_schema, set()).add(col.compression)
+    assert codecs["noise"] == {"UNCOMPRESSED"}
+    assert codecs["level"] == {"SNAPPY"}
+    assert_readers_match(db, "Noisy")
+    assert duckdb_count(path, "WHERE noise > 0.5") == pc.sum(pc.greater(db.scan("Noisy").to_arrow()["noise"], 0.5)).as_py()
 
 
 @pytest.mark.parametrize("rep", list(TIMES))

@@ -1,0 +1,150 @@
+package segment
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
+)
+
+// noisyCols: random doubles (Snappy cannot shrink them: written plain),
+// a double of a few values and an int32 of ten values (Snappy shrinks them),
+// random 4-byte floats with nulls (plain, with definition levels).
+var noisyCols = []Column{
+	{ID: 1, Name: "noise", Type: schema.Double},
+	{ID: 2, Name: "level", Type: schema.Double},
+	{ID: 3, Name: "count", Type: schema.Int32},
+	{ID: 4, Name: "f", Type: schema.Float},
+}
+
+func noisyRows(rng *rand.Rand, n int, t0 int64) []row {
+	rows := make([]row, n)
+	for i := range rows {
+		rows[i] = row{time: t0 + int64(i), vals: []any{rng.Float64(), float64(i % 4), int32(i % 10), float32(rng.Float64())}}
+		if rng.IntN(5) == 0 {
+			rows[i].vals[0] = nil
+		}
+		if rng.IntN(3) == 0 {
+			rows[i].vals[3] = nil
+		}
+	}
+	return rows
+}
+
+// TestIncompressibleColumnsAreWrittenPlain: the columns Snappy does not
+// shrink are not compressed, the others are; every reader reads both:
+// the scanner's pages (whole, in time ranges, at a filter's rows) and
+// the Parquet library.
+func TestIncompressibleColumnsAreWrittenPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	data := map[string][]row{"a": noisyRows(rng, 9000, 0), "b": noisyRows(rng, 700, 5)}
+	f, info := writeFile(t, Layout{Columns: noisyCols}, WriterOptions{PageBytes: 1 << 10, RowGroupRows: 4000}, data, 1000, 0)
+	require.Greater(t, len(f.groups), 2)
+	for _, g := range f.groups {
+		plain := []bool{g.chunks[2].plain, g.chunks[3].plain, g.chunks[4].plain, g.chunks[5].plain}
+		require.Equal(t, []bool{true, false, false, true}, plain, "noise, level, count, f")
+		require.False(t, g.chunks[0].plain || g.chunks[1].plain, "device and time")
+	}
+	for _, r := range [][2]int64{{math.MinInt64, math.MaxInt64}, {1000, 1100}, {3990, 4020}, {8000, 9000}} {
+		for _, reuse := range []bool{false, true} {
+			sc := f.Scanner(noisyCols)
+			sc.Reuse = reuse
+			for _, d := range []string{"a", "b"} {
+				got := readAll(t, sc.Read(d, r[0], r[1], 300), noisyCols, 300)
+				require.Equal(t, project(data[d], pickAll(noisyCols), r[0], r[1]), got, "%s %v reuse %v", d, r, reuse)
+			}
+		}
+	}
+	// The Parquet library (what Delta readers use) reads the plain chunks.
+	osf, err := os.Open(f.f.Name())
+	require.NoError(t, err)
+	defer osf.Close()
+	pr, err := file.NewParquetReader(osf)
+	require.NoError(t, err)
+	require.Equal(t, info.Rows, pr.NumRows())
+	var want []any
+	for _, d := range []string{"a", "b"} {
+		for _, r := range data[d] {
+			want = append(want, r.vals[0])
+		}
+	}
+	var got []any
+	for g := range pr.NumRowGroups() {
+		cr, err := pr.RowGroup(g).Column(2)
+		require.NoError(t, err)
+		n := int(pr.RowGroup(g).NumRows())
+		vals, defs := make([]float64, n), make([]int16, n)
+		_, read, err := cr.(*file.Float64ColumnChunkReader).ReadBatch(int64(n), vals, defs, nil)
+		require.NoError(t, err)
+		k := 0
+		for _, d := range defs[:n] {
+			if d == 0 {
+				got = append(got, nil)
+				continue
+			}
+			got = append(got, vals[k])
+			k++
+		}
+		require.Equal(t, read, k)
+	}
+	require.Equal(t, want, got)
+}
+
+// TestReadIndexFilteredReadsTheKeptRows: a device with filterMinRows rows
+// or more comes filtered, each column read at the kept rows only (plain
+// and Snappy pages, with nulls, pages skipped); a smaller device comes
+// whole, for the caller to filter.
+func TestReadIndexFilteredReadsTheKeptRows(t *testing.T) {
+	defer func(v int64) { filterMinRows = v }(filterMinRows)
+	filterMinRows = 5000
+	rng := rand.New(rand.NewPCG(5, 5))
+	data := map[string][]row{"a": noisyRows(rng, 9000, 0), "b": noisyRows(rng, 700, 5)}
+	f, _ := writeFile(t, Layout{Columns: noisyCols}, WriterOptions{PageBytes: 1 << 10, RowGroupRows: 4000}, data, 1000, 0)
+	type pred struct {
+		name string
+		col  int
+		keep func(v any) bool
+	}
+	for _, p := range []pred{
+		{"noise > 0.97 (few rows, most pages skipped)", 0, func(v any) bool { return v != nil && v.(float64) > 0.97 }},
+		{"noise is null", 0, func(v any) bool { return v == nil }},
+		{"f < 0.5 (half)", 3, func(v any) bool { return v != nil && v.(float32) < 0.5 }},
+		{"count = 3", 2, func(v any) bool { return v.(int32) == 3 }},
+		{"every row", 1, func(any) bool { return true }},
+		{"no row", 1, func(any) bool { return false }},
+	} {
+		calls := 0
+		rf := &RowFilter{Cols: []int{p.col}, Keep: func(tb *tablet.Tablet) []bool {
+			calls++
+			keep := make([]bool, tb.Rows())
+			for i := range keep {
+				keep[i] = p.keep(tb.Columns[p.col].Value(i))
+			}
+			return keep
+		}}
+		for _, r := range [][2]int64{{math.MinInt64, math.MaxInt64}, {3990, 8100}} {
+			for _, reuse := range []bool{false, true} {
+				sc := f.Scanner(noisyCols)
+				sc.Reuse = reuse
+				for _, d := range []string{"a", "b"} {
+					i, _ := f.Index(d)
+					got := readAll(t, sc.ReadIndexFiltered(i, r[0], r[1], 300, rf), noisyCols, 300)
+					var want []row
+					for _, w := range project(data[d], pickAll(noisyCols), r[0], r[1]) {
+						if d == "b" || p.keep(w.vals[p.col]) { // b is too small to be filtered
+							want = append(want, w)
+						}
+					}
+					require.Equal(t, want, got, "%s: %s %v reuse %v", p.name, d, r, reuse)
+				}
+			}
+		}
+		require.Positive(t, calls, "%s: the filter was asked", p.name)
+	}
+}
