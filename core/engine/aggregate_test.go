@@ -455,9 +455,13 @@ func TestMinDoubles(t *testing.T) {
 	assert.Equal(t, math.Inf(-1), minDoubles([]float64{nan, math.Inf(-1), 0}))
 	assert.True(t, math.IsNaN(minDoubles([]float64{nan, nan})))
 	assert.Equal(t, 5.0, minDoubles([]float64{5}))
-	// Lengths around the four chains, a NaN at each place.
+	// Both infinities sum to NaN without a NaN among them.
+	both := []float64{1, math.Inf(1), math.Inf(-1), 2, 3}
+	assert.Equal(t, math.Inf(-1), minDoubles(both))
+	assert.Equal(t, math.Inf(1), maxDoubles(both))
+	// Lengths around the four and eight chains, a NaN at each place.
 	rng := rand.New(rand.NewPCG(2, 2))
-	for n := 1; n < 13; n++ {
+	for n := 1; n < 20; n++ {
 		vals := make([]float64, n)
 		for i := range vals {
 			vals[i] = rng.NormFloat64()
