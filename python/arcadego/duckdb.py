@@ -52,8 +52,9 @@ def attach(con: Any, db: Database, types: Iterable[str] | None = None, prefix: s
 def dataset(db: Database, type: str) -> pyarrow.dataset.Dataset:
     """The rows of one type as a ``pyarrow.dataset.Dataset`` whose
     ``scanner()`` (and so ``to_table()``, ``to_batches()``, ``head()``,
-    ``count_rows()``) runs ``db.scan`` with the requested columns and the
-    pushable part of the filter. Readers that push projections and filters
+    ``count_rows()``) runs ``db.scan`` with the requested columns and, when
+    the filter is made of the forms the module docstring names, the
+    devices, time range and ``where`` it implies. Readers that push projections and filters
     into a dataset use it: DuckDB, and ``polars.scan_pyarrow_dataset``.
     An unknown type raises ``NotFoundError`` here."""
     return _dataset_class()(db, type)
