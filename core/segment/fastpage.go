@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math/bits"
 	"runtime/debug"
+	"sync"
 
 	"github.com/golang/snappy"
 )
@@ -40,6 +41,29 @@ var errNotFast = errors.New("not a plain fixed-width chunk")
 // chunkReader holds a goroutine's reusable buffers.
 type chunkReader struct {
 	chunk, page, levels, values []byte
+}
+
+// spareReaders keeps the buffers of released scanners for the next: a
+// point read's scanner lives for one read, and allocating (and zeroing) a
+// page buffer per column per read was most of its garbage.
+var spareReaders sync.Pool // of *chunkReader
+
+// reuse takes a spare reader's buffers if r has none yet.
+func (r *chunkReader) reuse() {
+	if r.chunk == nil && r.page == nil && r.levels == nil && r.values == nil {
+		if spare, ok := spareReaders.Get().(*chunkReader); ok {
+			*r = *spare
+		}
+	}
+}
+
+// free gives r's buffers to the next reader; r may be used again after.
+func (r *chunkReader) free() {
+	if r.chunk != nil || r.page != nil || r.levels != nil || r.values != nil {
+		spare := *r
+		spareReaders.Put(&spare)
+		*r = chunkReader{}
+	}
 }
 
 // encDeltaBinaryPacked is Parquet's DELTA_BINARY_PACKED encoding, which
@@ -154,6 +178,7 @@ func (f *File) fastChunk(r *chunkReader, g *rowGroup, j, width int, optional boo
 // page that holds none of them is not decompressed. A nil sel is every
 // row of [lo, hi).
 func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional bool, rows, lo, hi int, sel []int32, vals, valid []byte) (int, error) {
+	r.reuse()
 	c := g.chunks[j]
 	// The pages holding [lo, hi), by the page index: read and check only
 	// those (a dictionary page means the library's reader, below).

@@ -63,11 +63,16 @@ type Buffers interface {
 	Put(b []byte)
 }
 
-// Release gives the memory of the last decode back to Buffers.
+// Release gives the memory of the last decode back to Buffers, and the
+// read buffers to the next scanner.
 func (s *Scanner) Release() {
 	s.drop(0)
 	s.drop(1)
 	s.rg, s.group = -1, nil
+	s.reader.free()
+	for _, r := range s.readers {
+		r.free()
+	}
 }
 
 // drop gives the memory of decode (0) or window (1) back to Buffers.
