@@ -305,10 +305,12 @@ def _sql(db: arcadego.Database, args: argparse.Namespace) -> int:
     except ImportError:
         raise arcadego.InvalidArgumentError("sql needs DuckDB: pip install duckdb") from None
     _pyarrow()
+    from . import duckdb as views
+
     con = duckdb.connect()
-    for name in db.types():
-        table = db.scan(name).to_arrow()
-        con.register(name, table.set_column(0, "device", table["device"].cast("string")))
+    # A view per type: a query reads the columns (and, where its filter
+    # allows, the devices and times) it uses, not every type in full.
+    views.attach(con, db)
     print(con.sql(args.query))
     return 0
 

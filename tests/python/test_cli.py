@@ -4,6 +4,7 @@ identically; info, scan and sql."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,9 @@ def test_sql(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert _cli.main(["sql", db, "select count(distinct device) as n from M"]) == 0
     assert "37" in capsys.readouterr().out
+    # One device of 370 rows over 37: 10 rows, 3 of them at times 2..4.
+    assert _cli.main(["sql", db, "select count(*) as n from M where device = 'd05' and time between 2 and 4"]) == 0
+    assert re.findall(r"│\s*(\d+)\s*│", capsys.readouterr().out) == ["3"]
 
 
 def test_delete_and_compact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
