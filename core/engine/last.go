@@ -161,7 +161,8 @@ func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, names []str
 		if err := rows.Err(); err != nil {
 			return 0, false, fmt.Errorf("last: %w", err)
 		}
-		for bi := len(batches) - 1; bi >= 0 && left > 0; bi-- {
+		// The latest row's time is wanted even with no property (left 0).
+		for bi := len(batches) - 1; bi >= 0 && (left > 0 || !ok); bi-- {
 			b := batches[bi]
 			if !ok && b.Rows() > 0 {
 				latest, ok = b.Times[b.Rows()-1], true
@@ -176,7 +177,7 @@ func (db *DB) lastOf(ctx context.Context, typ string, in DeviceInfo, names []str
 				}
 			}
 		}
-		if left == 0 || start <= in.First {
+		if left == 0 && ok || start <= in.First {
 			break
 		}
 		end, width = start, width*4

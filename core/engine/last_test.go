@@ -243,3 +243,46 @@ func TestLastFromFilesEqualsTheScan(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok)
 }
+
+// TestLastWithoutProperties: asked for no property, Last still gives each
+// device its latest time, whichever way it reads the device: by itself
+// (few devices, or rows in the memtable among files' summaries), from
+// the summaries, or by a scan.
+func TestLastWithoutProperties(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	for d := range 20 {
+		require.NoError(t, db.Insert("L", fmt.Sprintf("d%02d", d), int64Tablet([]int64{1, 2, int64(3 + d)}, map[string][]int64{"k": {1, 2, 3}})))
+	}
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Insert("L", "d05", int64Tablet([]int64{100}, map[string][]int64{"k": {4}})))
+	require.NoError(t, db.Insert("L", "zz", int64Tablet([]int64{7}, map[string][]int64{"k": {5}})))
+	want := map[string]int64{"d05": 100, "zz": 7}
+	for d := range 20 {
+		if d != 5 {
+			want[fmt.Sprintf("d%02d", d)] = int64(3 + d)
+		}
+	}
+	defer func(v int64) { lastScanRows = v }(lastScanRows)
+	for _, c := range []struct {
+		name string
+		rows int64
+	}{{"a read per device", 0}, {"summaries and reads", 10}, {"one scan", 1 << 40}} {
+		t.Run(c.name, func(t *testing.T) {
+			lastScanRows = c.rows
+			ty, _ := db.catalog.Load().Type("L")
+			if c.rows == 10 {
+				_, ok, err := db.lastFromFiles(context.Background(), ty, "", nil)
+				require.NoError(t, err)
+				require.True(t, ok, "the summaries, with reads of the devices in the memtable")
+			}
+			batches, _, props, err := db.Last(context.Background(), LastRequest{Type: "L", Properties: []string{}})
+			require.NoError(t, err)
+			require.Empty(t, props)
+			got := map[string]int64{}
+			for _, b := range lastRows(t, batches) {
+				got[b.Device] = b.Rows.Times[0]
+			}
+			require.Equal(t, want, got)
+		})
+	}
+}

@@ -51,16 +51,24 @@ func TestIncompressibleColumnsAreWrittenPlain(t *testing.T) {
 		require.Equal(t, []bool{true, false, false, true}, plain, "noise, level, count, f")
 		require.False(t, g.chunks[0].plain || g.chunks[1].plain, "device and time")
 	}
+	mapped := f.data
 	for _, r := range [][2]int64{{math.MinInt64, math.MaxInt64}, {1000, 1100}, {3990, 4020}, {8000, 9000}} {
 		for _, reuse := range []bool{false, true} {
-			sc := f.Scanner(noisyCols)
-			sc.Reuse = reuse
-			for _, d := range []string{"a", "b"} {
-				got := readAll(t, sc.Read(d, r[0], r[1], 300), noisyCols, 300)
-				require.Equal(t, project(data[d], pickAll(noisyCols), r[0], r[1]), got, "%s %v reuse %v", d, r, reuse)
+			for _, viaMap := range []bool{true, false} {
+				f.data = mapped
+				if !viaMap {
+					f.data = nil // the pages come by ReadAt
+				}
+				sc := f.Scanner(noisyCols)
+				sc.Reuse = reuse
+				for _, d := range []string{"a", "b"} {
+					got := readAll(t, sc.Read(d, r[0], r[1], 300), noisyCols, 300)
+					require.Equal(t, project(data[d], pickAll(noisyCols), r[0], r[1]), got, "%s %v reuse %v mapped %v", d, r, reuse, viaMap)
+				}
 			}
 		}
 	}
+	f.data = mapped
 	// The Parquet library (what Delta readers use) reads the plain chunks.
 	osf, err := os.Open(f.f.Name())
 	require.NoError(t, err)
@@ -104,8 +112,11 @@ func TestReadIndexFilteredReadsTheKeptRows(t *testing.T) {
 	defer func(v int64) { filterMinRows = v }(filterMinRows)
 	filterMinRows = 5000
 	rng := rand.New(rand.NewPCG(5, 5))
-	data := map[string][]row{"a": noisyRows(rng, 9000, 0), "b": noisyRows(rng, 700, 5)}
-	f, _ := writeFile(t, Layout{Columns: noisyCols}, WriterOptions{PageBytes: 1 << 10, RowGroupRows: 4000}, data, 1000, 0)
+	// a's first row group is wide enough for its columns to be read in
+	// parallel (windowParallel values).
+	data := map[string][]row{"a": noisyRows(rng, 25000, 0), "b": noisyRows(rng, 700, 5)}
+	f, _ := writeFile(t, Layout{Columns: noisyCols}, WriterOptions{PageBytes: 1 << 10, RowGroupRows: 18000}, data, 1000, 0)
+	mapped := f.data
 	type pred struct {
 		name string
 		col  int
@@ -128,23 +139,34 @@ func TestReadIndexFilteredReadsTheKeptRows(t *testing.T) {
 			}
 			return keep
 		}}
-		for _, r := range [][2]int64{{math.MinInt64, math.MaxInt64}, {3990, 8100}} {
-			for _, reuse := range []bool{false, true} {
+		for _, r := range [][2]int64{{math.MinInt64, math.MaxInt64}, {3990, 19100}} {
+			for _, mode := range []string{"fresh", "reuse", "buffers", "read, not mapped"} {
+				f.data = mapped
+				if mode == "read, not mapped" {
+					f.data = nil // the pages come by ReadAt
+				}
 				sc := f.Scanner(noisyCols)
-				sc.Reuse = reuse
+				sc.Reuse = mode == "reuse"
+				bufs := &junkBuffers{out: map[*byte]bool{}}
+				if mode == "buffers" {
+					sc.Reuse, sc.Buffers = true, bufs
+				}
 				for _, d := range []string{"a", "b"} {
 					i, _ := f.Index(d)
-					got := readAll(t, sc.ReadIndexFiltered(i, r[0], r[1], 300, rf), noisyCols, 300)
+					got := readAll(t, sc.ReadIndexFiltered(i, r[0], r[1], 3000, rf), noisyCols, 3000)
 					var want []row
 					for _, w := range project(data[d], pickAll(noisyCols), r[0], r[1]) {
 						if d == "b" || p.keep(w.vals[p.col]) { // b is too small to be filtered
 							want = append(want, w)
 						}
 					}
-					require.Equal(t, want, got, "%s: %s %v reuse %v", p.name, d, r, reuse)
+					require.Equal(t, want, got, "%s: %s %v %s", p.name, d, r, mode)
 				}
+				sc.Release()
+				require.Empty(t, bufs.out, "every Get is Put back by Release")
 			}
 		}
+		f.data = mapped
 		require.Positive(t, calls, "%s: the filter was asked", p.name)
 	}
 }

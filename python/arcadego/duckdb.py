@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -161,6 +162,9 @@ def _pushdown(filter: Any, schema: Any, time_column: str) -> _Pushed | None:
             names = set(value) if op == "in" else {value} if op == "=" else None
             if names is None:
                 return None
+            # A name no device can have matches no row (the scan would
+            # refuse it as a bad name).
+            names = {n for n in names if _possible_device(n)}
             devices = names if devices is None else devices & names
         elif name == time_column:
             if op in ("in", "is not null"):
@@ -216,8 +220,8 @@ def _parse(text: str, schema: Any, conditions: list[tuple[str, str, Any]]) -> An
     scalars = []
     for t in texts:
         value = _literal(t, value_type)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            return None
+        if value is None or isinstance(value, float) and not math.isfinite(value):
+            return None  # NaN and infinities stay with pyarrow (JSON has no such numbers)
         try:
             scalars.append(pa.scalar(value, type=value_type))
         except (pa.ArrowException, ValueError, TypeError, OverflowError):
@@ -235,6 +239,16 @@ def _parse(text: str, schema: Any, conditions: list[tuple[str, str, Any]]) -> An
     conditions.append((name, _OPS[op], values[0]))
     compare = {"==": pc.equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater, ">=": pc.greater_equal}[op]
     return compare(column, scalars[0])
+
+
+def _possible_device(name: str) -> bool:
+    """Whether a device may have this name: at most 256 bytes of UTF-8,
+    no control characters (the engine's rules)."""
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return size <= 256 and not any(unicodedata.category(c) == "Cc" for c in name)
 
 
 def _strip_and(s: str) -> tuple[str, str] | None:

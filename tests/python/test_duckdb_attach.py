@@ -141,7 +141,13 @@ def test_a_filter_is_pushed_only_when_rebuilt_exactly(sensors: arcadego.Database
     assert both is not None and both.request == {"device": ["b"]}
     seen = ad._pushdown(f("seen") >= pa.scalar(500_000, schema.field("seen").type), schema, "time")
     assert seen is not None and seen.request == {"where": [("seen", ">=", 500_000)]}
+    # A name no device may have (too long, a control character) matches
+    # nothing: it leaves the scan's devices, which a bad name would fail.
+    for name in ["x" * 300, "b\x01"]:
+        odd = ad._pushdown(f("device") == name, schema, "time")
+        assert odd is not None and odd.request == {"device": []}, name
     for refused in [(f("k") == 1) | (f("k") == 2),
+                    f("x") < float("inf"),  # JSON has no infinities: left to pyarrow
                     f("x") > pa.scalar(0.5, pa.float32()),  # prints as 0.5, but is not the double 0.5
                     f("x") > float("nan"),
                     f("k") != 1,
@@ -162,6 +168,17 @@ def test_a_timestamp_time_range_is_pushed(mem_db: arcadego.Database, zone: str |
     assert con.sql(query).fetchall() == [(2.0,), (3.0,)]
     [scan] = scans_of(mem_db, con, query)
     assert (scan["start"], scan["end"]) == (second, 3 * second)
+
+
+def test_filters_the_scan_cannot_take_still_answer(sensors: arcadego.Database) -> None:
+    con = duckdb.connect()
+    ad.attach(con, sensors)
+    for name in ["x" * 300, "a\x01"]:
+        assert con.execute("select count(*) from S where device = ?", [name]).fetchall() == [(0,)]
+    whole = sensors.scan("S").to_arrow()
+    data = ad.dataset(sensors, "S")
+    assert data.count_rows(filter=pc.field("x") < float("inf")) == pc.sum(pc.is_valid(whole["x"])).as_py()
+    assert data.count_rows(filter=pc.field("x") > float("-inf")) == pc.sum(pc.is_valid(whole["x"])).as_py()
 
 
 def test_a_dataset_reads_through_its_scanner(sensors: arcadego.Database) -> None:
