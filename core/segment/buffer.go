@@ -2,8 +2,6 @@ package segment
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math"
 	"slices"
 	"unsafe"
 
@@ -137,10 +135,9 @@ func (b *colBuf) add(c *tablet.Column, from, n int, st *colStats) int64 {
 		if allValid { // the hot path of wide numeric flushes
 			vals := c.Values[8*(c.Offset+from) : 8*(c.Offset+from+n)]
 			b.f64 = slices.Grow(b.f64, n)[:k+n]
-			dst := b.f64[k:]
-			for i := range dst {
-				dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(vals[8*i:]))
-			}
+			// The tablet's bytes are the values in memory order (little
+			// endian, as everything here): one copy.
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&b.f64[k])), 8*n), vals)
 		} else {
 			for i := from; i < from+n; i++ {
 				if valid(i) {

@@ -432,6 +432,29 @@ func TestWriteFailure(t *testing.T) {
 	assert.Empty(t, entries)
 }
 
+// TestWriteFailureInABackgroundRowGroup: a row group written while the
+// next is built fails; the next flush or Close reports it, and it stays.
+func TestWriteFailureInABackgroundRowGroup(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.parquet")
+	w, err := Create(path, Layout{Columns: allTypes}, WriterOptions{RowGroupRows: 1000})
+	require.NoError(t, err)
+	require.NoError(t, w.f.Close()) // the disk goes away under the writer
+	var failed error
+	for i := 0; i < 100 && failed == nil; i++ { // 2 MiB and more: past the write buffer
+		failed = w.Append(fmt.Sprintf("d%03d", i), buildTablet(allTypes, makeRows(allTypes, 1000, 0, 1, patterns["none"]), 0))
+	}
+	_, err = w.Close()
+	require.ErrorIs(t, err, errs.ErrIO)
+	if failed != nil {
+		require.ErrorIs(t, failed, errs.ErrIO)
+	}
+	require.ErrorIs(t, w.Append("zz", buildTablet(allTypes, makeRows(allTypes, 1, 0, 1, patterns["none"]), 0)), errs.ErrIO)
+	w.Abort()
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
+}
+
 func TestEmptyLayoutRoundTrip(t *testing.T) {
 	f, _ := writeFile(t, Layout{TimeUnit: "s"}, WriterOptions{}, map[string][]row{"d": {{time: 1}, {time: 2}}}, 2, 0)
 	assert.Equal(t, Layout{TimeUnit: "s"}, f.Layout())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -41,14 +42,25 @@ func (w *Writer) AppendRuns(runs []Run, t *tablet.Tablet) error {
 			if c < len(w.propStats) {
 				st = &w.propStats[c]
 			}
+			b, col := &w.cols[c], &t.Columns[c]
+			// DOUBLEs without nulls: the statistics once over all the
+			// runs copied, not a call per run of a few rows.
+			whole, first := st != nil && b.typ == schema.Double && col.Validity == nil, len(b.f64)
+			runStats := st
+			if whole {
+				runStats = nil
+			}
 			for k := pending; k < to; {
 				lo, hi := runs[k].Lo, runs[k].Hi
 				for k++; k < to && runs[k].Lo == hi; k++ { // adjacent in t: one copy
 					hi = runs[k].Hi
 				}
 				if hi > lo {
-					w.cols[c].add(&t.Columns[c], lo, hi-lo, st)
+					b.add(col, lo, hi-lo, runStats)
 				}
+			}
+			if whole {
+				st.addFloats(b.f64[first:])
 			}
 		}
 		pending = to

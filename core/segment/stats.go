@@ -67,9 +67,17 @@ func (s *colStats) addFloats(vs []float64) {
 	if s.has {
 		lo, hi = s.minF, s.maxF
 	}
+	// Plain comparisons, not the builtin min and max (which order NaN
+	// and signed zeros, at three times the cost): a NaN makes the file's
+	// min and max unused anyway (bad).
 	for _, v := range vs {
 		bad = bad || v-v != 0 // NaN or ±Inf
-		lo, hi = min(lo, v), max(hi, v)
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
 		sum += v
 	}
 	s.minF, s.maxF, s.has, s.bad, s.sumF = lo, hi, true, s.bad || bad, sum

@@ -46,7 +46,10 @@ type FileInfo struct {
 	Stats                string // the Delta add action's stats JSON
 }
 
-// Writer writes one file. It is not safe for concurrent use.
+// Writer writes one file. It is not safe for concurrent use. A full row
+// group is encoded and written by a goroutine of its own while the next
+// one is built (so a long write keeps two cores busy); the row group's
+// buffers then come back for the one after.
 type Writer struct {
 	path, tmp string
 	layout    Layout
@@ -58,16 +61,11 @@ type Writer struct {
 	err       error               // sticky: the first failure
 	done      bool                // Close succeeded
 
-	// The row group being built.
-	dict    []string // the buffered rows' devices, in order
-	devIdx  []int32  // device of each buffered row: an index into dict
-	times   []int64
-	cols    []colBuf
-	bytes   int64 // value bytes buffered
-	minT    int64
-	maxT    int64
-	scratch []parquet.ByteArray
-	ones    []int16
+	*rowGroupBuf                     // the row group being built
+	spare        *rowGroupBuf        // the buffers of the last row group written
+	inflight     chan rowGroupDone   // the row group being written, if any
+	scratch      []parquet.ByteArray // of the row group being written
+	ones         []int16
 
 	// The whole file.
 	groups       []rowGroup
@@ -82,6 +80,39 @@ type Writer struct {
 	timePageRows int        // rows per page of the time column
 	fixedPerRow  int64      // value bytes of one row, variable-width data aside
 	hasVar       bool       // some column is String or Binary
+}
+
+// rowGroupBuf holds the rows of one row group until it is written.
+type rowGroupBuf struct {
+	dict   []string // the buffered rows' devices, in order
+	devIdx []int32  // device of each buffered row: an index into dict
+	times  []int64
+	cols   []colBuf
+	bytes  int64 // value bytes buffered
+	minT   int64
+	maxT   int64
+}
+
+func newRowGroupBuf(l Layout) *rowGroupBuf {
+	b := &rowGroupBuf{cols: make([]colBuf, len(l.Columns))}
+	for i, c := range l.Columns {
+		b.cols[i].typ = c.Type
+	}
+	return b
+}
+
+func (b *rowGroupBuf) reset() {
+	clear(b.dict) // drop the references to device names
+	b.dict, b.devIdx, b.times, b.bytes = b.dict[:0], b.devIdx[:0], b.times[:0], 0
+	for i := range b.cols {
+		b.cols[i].reset()
+	}
+}
+
+// rowGroupDone is what the goroutine writing a row group hands back.
+type rowGroupDone struct {
+	buf *rowGroupBuf // reset, for a later row group
+	err error
 }
 
 // sink counts and checksums the bytes Parquet writes, so that each column
@@ -121,17 +152,16 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 		return nil, fmt.Errorf("segment: %s: schema: %v: %w", path, err, errs.ErrInvalidArgument)
 	}
 	w := &Writer{
-		path:      path,
-		tmp:       filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path)),
-		layout:    l,
-		opts:      opts,
-		cols:      make([]colBuf, len(l.Columns)),
-		propStats: make([]colStats, min(len(l.Columns), statsColumns)),
+		path:        path,
+		tmp:         filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path)),
+		layout:      l,
+		opts:        opts,
+		rowGroupBuf: newRowGroupBuf(l),
+		propStats:   make([]colStats, min(len(l.Columns), statsColumns)),
 	}
 	w.timePageRows = timePageRows(opts.PageBytes)
 	w.fixedPerRow = 8 // time
-	for i, c := range l.Columns {
-		w.cols[i].typ = c.Type
+	for _, c := range l.Columns {
 		w.fixedPerRow += int64(max(tablet.Width(c.Type), 4)) // offsets or a byte per bool, roughly
 		w.hasVar = w.hasVar || tablet.VarWidth(c.Type)
 	}
@@ -397,30 +427,76 @@ func checkBuffers(c *tablet.Column, n int) error {
 
 // flush writes the buffered rows as one row group, one column chunk after
 // the other, recording each chunk's length and CRC.
-func (w *Writer) flush() (err error) {
+func (w *Writer) flush() error {
+	if err := w.wait(); err != nil {
+		return err
+	}
+	if w.pw == nil {
+		if err := w.startSafely(); err != nil {
+			return err
+		}
+	}
+	full := w.rowGroupBuf
+	if w.spare == nil {
+		w.spare = newRowGroupBuf(w.layout)
+	}
+	w.rowGroupBuf, w.spare = w.spare, nil
+	done := make(chan rowGroupDone, 1)
+	w.inflight = done
+	go func() {
+		err := w.writeRowGroup(full)
+		full.reset()
+		done <- rowGroupDone{buf: full, err: err}
+	}()
+	return nil
+}
+
+// wait waits for the row group being written, if any: its error becomes
+// the Writer's, its buffers the spare ones.
+func (w *Writer) wait() error {
+	if w.inflight == nil {
+		return w.err
+	}
+	d := <-w.inflight
+	w.inflight, w.spare = nil, d.buf
+	if d.err != nil && w.err == nil {
+		w.err = fmt.Errorf("segment: write %s: %v: %w", w.tmp, d.err, errs.ErrIO)
+	}
+	return w.err
+}
+
+// startSafely is start, with the Parquet writer's panics as errors.
+func (w *Writer) startSafely() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("segment: write %s: parquet writer: %v: %w", w.tmp, r, errs.ErrIO)
+			w.err = err
+		}
+	}()
+	w.start()
+	return nil
+}
+
+// writeRowGroup encodes and writes the row group of b, on the goroutine
+// flush started: it alone uses the Parquet writer, the sink, groups,
+// scratch and ones until wait.
+func (w *Writer) writeRowGroup(b *rowGroupBuf) (err error) {
 	defer func() {
 		if r := recover(); r != nil { // the Parquet writer panics on some failures
 			err = fmt.Errorf("parquet writer: %v", r)
 		}
-		if err != nil {
-			w.err = fmt.Errorf("segment: write %s: %v: %w", w.tmp, err, errs.ErrIO)
-			err = w.err
-		}
 	}()
-	rows := len(w.times)
-	g := rowGroup{rows: int64(rows), minTime: w.minT, maxTime: w.maxT, chunks: make([]chunk, 0, 2+len(w.cols))}
+	rows := len(b.times)
+	g := rowGroup{rows: int64(rows), minTime: b.minT, maxTime: b.maxT, chunks: make([]chunk, 0, 2+len(b.cols))}
 	if len(w.ones) < rows {
 		w.ones = make([]int16, rows)
 		for i := range w.ones {
 			w.ones[i] = 1
 		}
 	}
-	if w.pw == nil {
-		w.start()
-	}
 	rg := w.pw.AppendRowGroup()
 	start := w.out.n
-	for i := -2; i < len(w.cols); i++ {
+	for i := -2; i < len(b.cols); i++ {
 		w.out.crc = 0
 		w.out.chunk = w.out.chunk[:0]
 		cw, err := rg.NextColumn()
@@ -429,11 +505,11 @@ func (w *Writer) flush() (err error) {
 		}
 		switch i {
 		case -2:
-			err = writeDevices(cw.(*file.ByteArrayColumnChunkWriter), w.dict, w.devIdx)
+			err = writeDevices(cw.(*file.ByteArrayColumnChunkWriter), b.dict, b.devIdx)
 		case -1:
-			err = w.writeTimes(cw.(*file.Int64ColumnChunkWriter))
+			err = w.writeTimes(cw.(*file.Int64ColumnChunkWriter), b.times)
 		default:
-			err = w.cols[i].write(cw, &w.scratch, w.ones)
+			err = b.cols[i].write(cw, &w.scratch, w.ones)
 		}
 		if err != nil {
 			return err
@@ -449,7 +525,7 @@ func (w *Writer) flush() (err error) {
 			at := int64(0)
 			for k := range pages {
 				if pages[k].values > 0 {
-					pages[k].first = w.times[at]
+					pages[k].first = b.times[at]
 				}
 				at += pages[k].values
 			}
@@ -467,11 +543,6 @@ func (w *Writer) flush() (err error) {
 		return fmt.Errorf("row group close wrote %d stray bytes", w.out.n-start)
 	}
 	w.groups = append(w.groups, g)
-	clear(w.dict) // drop the references to device names
-	w.dict, w.devIdx, w.times, w.bytes = w.dict[:0], w.devIdx[:0], w.times[:0], 0
-	for i := range w.cols {
-		w.cols[i].reset()
-	}
 	return nil
 }
 
@@ -532,11 +603,11 @@ func timePageRows(pageBytes int64) int { return int(max(1, min(1024, pageBytes/8
 // page size limit counts encoded bytes, and delta-encoded regular times
 // take so few that a page would hold the whole row group, which a short
 // time range would then decode whole.
-func (w *Writer) writeTimes(cw *file.Int64ColumnChunkWriter) error {
+func (w *Writer) writeTimes(cw *file.Int64ColumnChunkWriter, times []int64) error {
 	per := w.timePageRows
-	for at := 0; at < len(w.times); at += per {
+	for at := 0; at < len(times); at += per {
 		before := len(w.out.chunk)
-		if _, err := cw.WriteBatch(w.times[at:min(at+per, len(w.times))], nil, nil); err != nil {
+		if _, err := cw.WriteBatch(times[at:min(at+per, len(times))], nil, nil); err != nil {
 			return err
 		}
 		// A batch of at most the writer's batch size is checked against
@@ -588,6 +659,9 @@ func (w *Writer) Close() (*FileInfo, error) {
 		if err := w.flush(); err != nil {
 			return nil, err
 		}
+	}
+	if err := w.wait(); err != nil {
+		return nil, err
 	}
 	if err := w.finish(); err != nil {
 		w.err = fmt.Errorf("segment: write %s: %v: %w", w.tmp, err, errs.ErrIO)
@@ -654,6 +728,7 @@ func (w *Writer) Abort() {
 	if w.done {
 		return
 	}
+	_ = w.wait() // the goroutine writing a row group is done with the file
 	if w.f != nil {
 		w.f.Close()
 		w.f = nil
