@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,4 +107,35 @@ func TestInsertLongAddsNothingOnError(t *testing.T) {
 		assert.Equal(t, version, db.Catalog().Version(), c.name)
 	}
 	assert.Equal(t, map[string]map[int64]map[string]any{"a": {1: {"k": int64(10)}}}, rowsOf(t, db, "A"))
+}
+
+// TestSortRunsSortsByName: the two-halves sort of many runs orders them
+// as a plain sort does, duplicates included.
+func TestSortRunsSortsByName(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	for _, n := range []int{0, 1, 100, 1 << 14, 1<<14 + 7, 50_000} {
+		runs := make([]deviceRun, n)
+		for i := range runs {
+			runs[i] = deviceRun{device: fmt.Sprintf("plant-%02d/dev-%06d", rng.IntN(100), rng.IntN(n+1)), lo: i, hi: i + 1}
+		}
+		want := slices.Clone(runs)
+		slices.SortStableFunc(want, compareRuns)
+		got := slices.Clone(runs)
+		sortRuns(got)
+		require.True(t, slices.IsSortedFunc(got, compareRuns), "n=%d", n)
+		names := func(rs []deviceRun) []string {
+			out := make([]string, len(rs))
+			for i, r := range rs {
+				out[i] = r.device
+			}
+			return out
+		}
+		require.Equal(t, names(want), names(got), "n=%d", n)
+		seen := map[int]bool{} // every run once
+		for _, r := range got {
+			require.False(t, seen[r.lo], "n=%d: run %d twice", n, r.lo)
+			seen[r.lo] = true
+		}
+		require.Len(t, seen, n)
+	}
 }

@@ -137,7 +137,9 @@ func (b *colBuf) add(c *tablet.Column, from, n int, st *colStats) int64 {
 			b.f64 = slices.Grow(b.f64, n)[:k+n]
 			// The tablet's bytes are the values in memory order (little
 			// endian, as everything here): one copy.
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&b.f64[k])), 8*n), vals)
+			if n > 0 {
+				copy(unsafe.Slice((*byte)(unsafe.Pointer(&b.f64[k])), 8*n), vals)
+			}
 		} else {
 			for i := from; i < from+n; i++ {
 				if valid(i) {

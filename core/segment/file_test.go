@@ -455,6 +455,19 @@ func TestWriteFailureInABackgroundRowGroup(t *testing.T) {
 	assert.Empty(t, entries)
 }
 
+// TestAbortWhileARowGroupIsWritten: Abort waits for the row group being
+// written before it closes and removes the file (run with -race).
+func TestAbortWhileARowGroupIsWritten(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Create(filepath.Join(dir, "p.parquet"), Layout{Columns: allTypes}, WriterOptions{RowGroupRows: 100})
+	require.NoError(t, err)
+	require.NoError(t, w.Append("a", buildTablet(allTypes, makeRows(allTypes, 250, 0, 1, patterns["between"]), 0)))
+	w.Abort()
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
+	require.ErrorIs(t, w.Append("b", buildTablet(allTypes, makeRows(allTypes, 1, 0, 1, patterns["none"]), 0)), errs.ErrClosed)
+}
+
 func TestEmptyLayoutRoundTrip(t *testing.T) {
 	f, _ := writeFile(t, Layout{TimeUnit: "s"}, WriterOptions{}, map[string][]row{"d": {{time: 1}, {time: 2}}}, 2, 0)
 	assert.Equal(t, Layout{TimeUnit: "s"}, f.Layout())
