@@ -68,14 +68,10 @@ func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type,
 			props = append(props, *p)
 		}
 	}
-	names := make([]string, len(props))
-	for i, p := range props {
-		names[i] = p.Name
-	}
 	if req.Devices == nil && db.manyDevices(ty.ID, req.DevicePrefix) {
 		out, ok, err := db.lastFromFiles(ctx, ty, req.DevicePrefix, props)
 		if err == nil && !ok {
-			out, err = db.lastByScan(ctx, req, props, names)
+			out, err = db.lastByScan(ctx, req, props)
 		}
 		if err != nil {
 			return nil, nil, nil, err
@@ -114,27 +110,36 @@ func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type,
 		rowCount += in.Rows
 	}
 	if int64(len(infos))*lastScanRows > rowCount {
-		out, err := db.lastByScan(ctx, req, props, names)
+		out, err := db.lastByScan(ctx, req, props)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		return out, ty, props, nil
 	}
 	lb := newLastBuilder(props)
+	if err := db.addLasts(ctx, lb, req.Type, infos); err != nil {
+		return nil, nil, nil, err
+	}
+	lb.emit()
+	return lb.out, ty, props, nil
+}
+
+// addLasts adds to lb the row of each device of infos, each read by
+// itself (lastOf).
+func (db *DB) addLasts(ctx context.Context, lb *lastBuilder, typ string, infos []DeviceInfo) error {
 	for _, in := range infos {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, nil, fmt.Errorf("last of %q stopped: %w", req.Type, errs.ErrCanceled)
+			return fmt.Errorf("last of %q stopped: %w", typ, errs.ErrCanceled)
 		}
-		latest, ok, err := db.lastOf(ctx, req.Type, in, names, lb.held)
+		latest, ok, err := db.lastOf(ctx, typ, in, lb.names, lb.held)
 		if err != nil {
-			return nil, nil, nil, err
+			return err
 		}
 		if ok {
 			lb.add(in.Name, latest)
 		}
 	}
-	lb.emit()
-	return lb.out, ty, props, nil
+	return nil
 }
 
 // lastOf reads device in's latest values into held (empty on entry):
@@ -294,10 +299,6 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 	}
 	names, ends, hits := mergeDevices(lists)
 	lb := newLastBuilder(props)
-	propNames := make([]string, len(props))
-	for k, p := range props {
-		propNames[k] = p.Name
-	}
 	// readFresh adds the fresh devices up to upTo (all that are left, with
 	// all), each by its own read; it reports whether upTo was one.
 	readFresh := func(upTo string, all bool) (bool, error) {
@@ -310,14 +311,8 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 			if err != nil {
 				return false, fmt.Errorf("last: %w", err)
 			}
-			for _, in := range infos {
-				latest, ok, err := db.lastOf(ctx, ty.Name, in, propNames, lb.held)
-				if err != nil {
-					return false, err
-				}
-				if ok {
-					lb.add(in.Name, latest)
-				}
+			if err := db.addLasts(ctx, lb, ty.Name, infos); err != nil {
+				return false, err
 			}
 		}
 		return hit, nil
@@ -419,6 +414,7 @@ func (h *heldValue) hold(c *tablet.Column, r int, t int64) {
 // allocation of its own.
 type lastBuilder struct {
 	props   []schema.Property
+	names   []string // the props' names
 	held    []heldValue
 	vals    []*tablet.Builder
 	times   [][]int64
@@ -435,8 +431,9 @@ type lastBuilder struct {
 var lastBatchDevices = 1 << 20
 
 func newLastBuilder(props []schema.Property) *lastBuilder {
-	b := &lastBuilder{props: props, held: make([]heldValue, len(props))}
+	b := &lastBuilder{props: props, names: make([]string, len(props)), held: make([]heldValue, len(props))}
 	for k, p := range props {
+		b.names[k] = p.Name
 		b.held[k].col = tablet.Column{Name: p.Name, Type: p.Type}
 	}
 	b.reset()
@@ -486,15 +483,15 @@ func (b *lastBuilder) emit() {
 	b.reset()
 }
 
-// lastByScan is Last for many devices: one scan of their rows (props,
-// named names), keeping per device each property's last value.
-func (db *DB) lastByScan(ctx context.Context, req LastRequest, props []schema.Property, names []string) ([]Batch, error) {
-	rows, err := db.Scan(ctx, ScanRequest{Type: req.Type, Devices: req.Devices, DevicePrefix: req.DevicePrefix, Properties: names, ReuseBatches: true})
+// lastByScan is Last for many devices: one scan of their rows (props),
+// keeping per device each property's last value.
+func (db *DB) lastByScan(ctx context.Context, req LastRequest, props []schema.Property) ([]Batch, error) {
+	lb := newLastBuilder(props)
+	rows, err := db.Scan(ctx, ScanRequest{Type: req.Type, Devices: req.Devices, DevicePrefix: req.DevicePrefix, Properties: lb.names, ReuseBatches: true})
 	if err != nil {
 		return nil, fmt.Errorf("last: %w", err)
 	}
 	defer rows.Close()
-	lb := newLastBuilder(props)
 	device, latest, started := "", int64(0), false
 	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
 		t := b.Rows

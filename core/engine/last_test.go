@@ -194,7 +194,7 @@ func TestLastFromFilesEqualsTheScan(t *testing.T) {
 		got, ok, err := db.lastFromFiles(context.Background(), ty, prefix, props)
 		require.NoError(t, err)
 		require.True(t, ok)
-		want, err := db.lastByScan(context.Background(), LastRequest{Type: "L", DevicePrefix: prefix}, props, names)
+		want, err := db.lastByScan(context.Background(), LastRequest{Type: "L", DevicePrefix: prefix}, props)
 		require.NoError(t, err)
 		g, w := lastRows(t, got), lastRows(t, want)
 		require.Len(t, g, len(w), "prefix %q", prefix)

@@ -364,25 +364,19 @@ func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional
 	return nulls, nil
 }
 
-// copySelected copies the values of a page without nulls at rows
-// shift+sel[i] to output rows first+i, and marks them valid.
+// copySelected copies the values (4 or 8 bytes wide) of a page without
+// nulls at rows shift+sel[i] to output rows first+i, and marks them valid.
 func copySelected(vals, valid, page []byte, sel []int32, first, shift, width int) {
 	// A load and a store per value: copy's call costs more than 8 bytes.
-	switch width {
-	case 8:
+	if width == 8 {
 		for i, s := range sel {
 			out, in := first+i, shift+int(s)
 			binary.LittleEndian.PutUint64(vals[out*8:], binary.LittleEndian.Uint64(page[in*8:]))
 		}
-	case 4:
+	} else {
 		for i, s := range sel {
 			out, in := first+i, shift+int(s)
 			binary.LittleEndian.PutUint32(vals[out*4:], binary.LittleEndian.Uint32(page[in*4:]))
-		}
-	default:
-		for i, s := range sel {
-			out, in := first+i, shift+int(s)
-			copy(vals[out*width:(out+1)*width], page[in*width:(in+1)*width])
 		}
 	}
 	setByteBits(valid, first, first+len(sel))

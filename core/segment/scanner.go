@@ -433,8 +433,9 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 		t.Columns[j] = out
 		return nil
 	}
-	done := make([]bool, len(s.cols)) // read already: the filter's columns
+	var done []bool // with a filter: the columns read already, the filter's
 	if filter != nil && k > 0 {
+		done = make([]bool, len(s.cols))
 		for _, j := range filter.Cols {
 			done[j] = true
 		}
@@ -444,7 +445,7 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 				return nil, false, s.wrapFast(err)
 			}
 		}
-		sel = keptRows(filter.Keep(t), sel)
+		sel = keptRows(filter.Keep(t))
 		if len(sel) < k {
 			// The filter's columns and the times at the kept rows; the
 			// other columns are read at those rows only.
@@ -462,13 +463,13 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 			sel = nil // every row: read as without a filter
 		}
 		// The other columns' buffers, for the rows read only.
-		rest := make([]bool, len(s.cols))
-		for j := range rest {
-			rest[j] = !done[j]
+		others := make([]bool, len(s.cols))
+		for j := range others {
+			others[j] = !done[j]
 		}
-		more, moreValid := s.takeSome(1, rows, rest)
-		for j := range rest {
-			if rest[j] {
+		more, moreValid := s.takeSome(1, rows, others)
+		for j := range others {
+			if others[j] {
 				vals[j], valids[j] = more[j], moreValid[j]
 			}
 		}
@@ -476,7 +477,7 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 		vals, valids = s.takeCols(1, k)
 	}
 	rest := func(r *chunkReader, j int) error {
-		if done[j] {
+		if done != nil && done[j] {
 			return nil
 		}
 		return one(r, j)
@@ -487,9 +488,9 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	return t, past, nil
 }
 
-// keptRows returns the indexes of keep's true values, in sel's memory.
-func keptRows(keep []bool, sel []int32) []int32 {
-	sel = sel[:0]
+// keptRows returns the indexes of keep's true values.
+func keptRows(keep []bool) []int32 {
+	var sel []int32
 	for i, ok := range keep {
 		if ok {
 			sel = append(sel, int32(i))
