@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -239,5 +240,52 @@ func TestAppendSizeBoundsAppend(t *testing.T) {
 				assert.LessOrEqual(t, size-added, 7+10*len(c.tab.Columns), "prefix %d: only padding to spare", prefix)
 			}
 		})
+	}
+}
+
+// TestValidateFindsTheRowThatIsNotUTF8: string values are checked one by
+// one unless every byte is ASCII; a character cut between two rows is two
+// bad rows though the bytes together are valid, and a null's bytes are
+// not checked. The error names the first bad row.
+func TestValidateFindsTheRowThatIsNotUTF8(t *testing.T) {
+	strs := func(vals []string, valid []bool, offset int) *Column {
+		c := Strings("s", vals, valid)
+		c.Offset = offset
+		return &c
+	}
+	long := func(n int) []string {
+		v := make([]string, n)
+		for i := range v {
+			v[i] = fmt.Sprintf("plant-%02d/device-%07d", i%100, i)
+		}
+		return v
+	}
+	for _, bad := range []int{0, 1, 31, 32, 33, 500, 999} {
+		vals := long(1000)
+		vals[bad] = vals[bad][:5] + "\xff" + vals[bad][6:]
+		err := strs(vals, nil, 0).Validate(1000)
+		require.ErrorIs(t, err, errs.ErrInvalidArgument)
+		require.ErrorContains(t, err, fmt.Sprintf("row %d is not valid UTF-8", bad))
+		// The same rows after an offset: rows count from the offset.
+		if bad >= 10 {
+			err = strs(vals, nil, 10).Validate(990)
+			require.ErrorContains(t, err, fmt.Sprintf("row %d is not valid UTF-8", bad-10))
+		}
+		// A null's bytes are not looked at.
+		valid := make([]bool, 1000)
+		for i := range valid {
+			valid[i] = i != bad
+		}
+		require.NoError(t, strs(vals, valid, 0).Validate(1000))
+	}
+	euro := "€" // three bytes, cut between rows 1 and 2
+	cut := strs([]string{"a", euro[:1], euro[1:]}, nil, 0)
+	require.ErrorContains(t, cut.Validate(3), "row 1 is not valid UTF-8")
+	require.NoError(t, strs(append(long(100), "zürich", euro), nil, 0).Validate(102))
+	require.True(t, ascii([]byte(strings.Repeat("x", 100))))
+	for i := range 100 {
+		b := []byte(strings.Repeat("x", 100))
+		b[i] = 0x80
+		require.False(t, ascii(b), "byte %d", i)
 	}
 }
