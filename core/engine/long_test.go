@@ -139,3 +139,65 @@ func TestSortRunsSortsByName(t *testing.T) {
 		require.Len(t, seen, n)
 	}
 }
+
+// TestDeviceRunsFindsEveryRun: the runs of a device column, found in parts
+// at once for a large batch, are those a row-by-row reading finds: runs
+// across the parts' borders whole, names right, a null reported at its
+// row, and byName nil exactly when a device has two runs.
+func TestDeviceRunsFindsEveryRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 3))
+	for trial := range 24 {
+		n := []int{0, 1, 63, 64, 65, 1000, 1 << 16, 1<<16 + 1, 200_003}[trial%9]
+		names := make([]string, n)
+		for i := 0; i < n; {
+			k := min(n-i, 1+rng.IntN([]int{1, 10, 5000}[trial%3]))
+			dev := fmt.Sprintf("d%05d", i) // each run a name of its own...
+			if trial%4 == 1 && i > 0 && rng.IntN(3) == 0 {
+				dev = fmt.Sprintf("d%05d", rng.IntN(i)) // ...or one seen before
+			}
+			for j := range k {
+				names[i+j] = dev
+			}
+			i += k
+		}
+		var valid []bool
+		null := -1
+		if trial%5 == 2 && n > 0 {
+			null = rng.IntN(n)
+			valid = make([]bool, n)
+			for i := range valid {
+				valid[i] = i != null
+			}
+		}
+		runs, byName, err := deviceRuns(ptr(tablet.Strings("device", names, valid)), n)
+		if null >= 0 {
+			require.ErrorContains(t, err, fmt.Sprintf("row %d has no device", null), "trial %d", trial)
+			continue
+		}
+		require.NoError(t, err)
+		if n == 0 {
+			require.Empty(t, runs)
+			require.Empty(t, byName)
+			continue
+		}
+		var want []deviceRun
+		for i := range n {
+			if i == 0 || names[i] != names[i-1] {
+				want = append(want, deviceRun{device: names[i], lo: i})
+			}
+			want[len(want)-1].hi = i + 1
+		}
+		require.Equal(t, want, runs, "trial %d, %d rows", trial, n)
+		seen, twice := map[string]bool{}, false
+		for _, r := range want {
+			twice = twice || seen[r.device]
+			seen[r.device] = true
+		}
+		if twice {
+			require.Nil(t, byName, "trial %d", trial)
+		} else {
+			sorted := slices.SortedFunc(slices.Values(want), compareRuns)
+			require.Equal(t, sorted, byName, "trial %d", trial)
+		}
+	}
+}

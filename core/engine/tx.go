@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	mathbits "math/bits"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
@@ -429,24 +432,65 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 // when each device has a single run, those runs in name order (nil
 // otherwise). The names share one string.
 func deviceRuns(c *tablet.Column, n int) (runs, byName []deviceRun, err error) {
-	var names []byte // every run's name, for one string at the end
-	var ends []int
-	for i := 0; i < n; {
-		if !c.Valid(i) {
-			return nil, nil, fmt.Errorf("row %d has no device (null): %w", i, errs.ErrInvalidArgument)
-		}
-		dev := c.Bytes(i)
-		k := i + 1
-		for k < n && c.Valid(k) && string(c.Bytes(k)) == string(dev) {
-			k++
-		}
-		names = append(names, dev...)
-		ends = append(ends, len(names))
-		runs = append(runs, deviceRun{lo: i, hi: k})
-		i = k
+	// Where runs start, and their count and name bytes first, so that the
+	// runs and their names are allocated once at their size: grown by
+	// doubling, they were most of a large batch's fresh memory here. A
+	// large batch is looked at in parts at once, each part whole words of
+	// the bitmap.
+	starts := make([]uint64, (n+63)/64)
+	parts := 1
+	if n >= 1<<16 {
+		parts = runtime.GOMAXPROCS(0)
 	}
-	all, start := string(names), 0
-	for i, end := range ends {
+	type partRuns struct{ count, size, null int }
+	got := make([]partRuns, parts)
+	words := (len(starts) + parts - 1) / parts
+	failed := par.Do(parts, parts, func(_, p int) error {
+		r := partRuns{null: -1}
+		for i := min(p*words*64, n); i < min((p+1)*words*64, n); i++ {
+			if !c.Valid(i) {
+				r.null = i
+				break
+			}
+			if dev := c.Bytes(i); i == 0 || string(dev) != string(c.Bytes(i-1)) {
+				starts[i/64] |= 1 << (i % 64)
+				r.count++
+				r.size += len(dev)
+			}
+		}
+		got[p] = r
+		return nil
+	})
+	if err := errors.Join(failed...); err != nil { // a panic, as an error
+		return nil, nil, err
+	}
+	count, size := 0, 0
+	for _, r := range got {
+		if r.null >= 0 {
+			return nil, nil, fmt.Errorf("row %d has no device (null): %w", r.null, errs.ErrInvalidArgument)
+		}
+		count += r.count
+		size += r.size
+	}
+	runs = make([]deviceRun, 0, count)
+	var names strings.Builder
+	names.Grow(size)
+	for w, bits := range starts {
+		for ; bits != 0; bits &= bits - 1 {
+			i := w*64 + mathbits.TrailingZeros64(bits)
+			if len(runs) > 0 {
+				runs[len(runs)-1].hi = i
+			}
+			runs = append(runs, deviceRun{lo: i})
+			names.Write(c.Bytes(i))
+		}
+	}
+	if len(runs) > 0 {
+		runs[len(runs)-1].hi = n
+	}
+	all, start := names.String(), 0
+	for i := range runs {
+		end := start + len(c.Bytes(runs[i].lo))
 		runs[i].device = all[start:end]
 		start = end
 	}
