@@ -45,7 +45,11 @@ func metaCRC(layout, devices, chunks string) string {
 // of the row counts before it. The time span lets a flush tell whether
 // new rows of a device overlap this file without reading it.
 func encodeDevices(devices []string, rows []int64, spans [][2]int64) string {
-	var b []byte
+	size := binary.MaxVarintLen64 * (1 + 4*len(devices)) // room enough: grown, a million names were copied many times
+	for _, d := range devices {
+		size += len(d)
+	}
+	b := make([]byte, 0, size)
 	b = binary.AppendUvarint(b, uint64(len(devices)))
 	for i, d := range devices {
 		b = binary.AppendUvarint(b, uint64(len(d)))

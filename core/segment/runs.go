@@ -2,6 +2,7 @@ package segment
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
@@ -33,6 +34,11 @@ func (w *Writer) AppendRuns(runs []Run, t *tablet.Tablet) error {
 	if err := w.checkRuns(runs, t); err != nil {
 		return err
 	}
+	// Room for every run's device at once: growing these by doubling
+	// cost a large batch more fresh memory than its values.
+	w.devices = slices.Grow(w.devices, len(runs))
+	w.deviceRows = slices.Grow(w.deviceRows, len(runs))
+	w.deviceSpans = slices.Grow(w.deviceSpans, len(runs))
 	// Runs [pending, i) are booked in the row group but their columns not
 	// yet copied: copy them before anything reads the columns.
 	pending := 0
