@@ -917,10 +917,10 @@ func (db *DB) finishFile(w *segment.Writer, path string) (*newFile, error) {
 	if db.syncing() {
 		db.counters.fsyncs.Add(2) // the file and its directory
 	}
-	f, err := segment.Open(path, info.Size)
+	f, err := w.File()
 	if err != nil {
 		_ = os.Remove(path)
-		return nil, fmt.Errorf("flush: reopen the file just written: %w", err)
+		return nil, fmt.Errorf("flush: open the file just written: %w", err)
 	}
 	df := &dataFile{File: f, name: info.Name, size: info.Size, stats: info.Stats}
 	df.refs.Store(1)

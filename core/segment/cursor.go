@@ -166,8 +166,12 @@ func (c *Cursor) readColumns(out *tablet.Tablet, lo, hi, n int) error {
 func (c *Cursor) openGroup() error {
 	f := c.f
 	if c.pr == nil {
+		meta, err := f.metadata()
+		if err != nil {
+			return err
+		}
 		src := checkedReader{io.NewSectionReader(f.f, 0, f.size), f.chunks}
-		pr, err := file.NewParquetReader(src, file.WithMetadata(f.meta), file.WithReadProps(f.props))
+		pr, err := file.NewParquetReader(src, file.WithMetadata(meta), file.WithReadProps(f.props))
 		if err != nil {
 			return err
 		}

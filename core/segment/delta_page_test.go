@@ -47,7 +47,9 @@ func TestDeltaTimesDecodeFast(t *testing.T) {
 			want = append(want, times...)
 		}
 		f, _ := writeFile(t, Layout{Columns: cols}, WriterOptions{PageBytes: pageBytes, RowGroupRows: 2500}, data, 700, 0)
-		cc, err := f.meta.RowGroup(0).ColumnChunk(1)
+		meta, err := f.metadata()
+		require.NoError(t, err)
+		cc, err := meta.RowGroup(0).ColumnChunk(1)
 		require.NoError(t, err)
 		require.Contains(t, cc.Encodings(), parquet.Encodings.DeltaBinaryPacked, "the time column's encodings")
 		var got []int64

@@ -351,7 +351,9 @@ func TestDeltaSchema(t *testing.T) {
 func TestParquetSchema(t *testing.T) {
 	// The physical and logical types other readers see.
 	f, _ := writeFile(t, Layout{TimeUnit: "ms", Columns: allTypes}, WriterOptions{}, nil, 1, 0)
-	sc := f.meta.Schema
+	meta, err := f.metadata()
+	require.NoError(t, err)
+	sc := meta.Schema
 	var got []string
 	for i := 0; i < sc.NumColumns(); i++ {
 		c := sc.Column(i)

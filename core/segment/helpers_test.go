@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -218,10 +219,40 @@ func writeFile(t testing.TB, l Layout, opts WriterOptions, data map[string][]row
 	}
 	info, err := w.Close()
 	require.NoError(t, err)
-	f, err := Open(path, info.Size)
+	f, err := w.File()
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
+	opened, err := Open(path, info.Size)
+	require.NoError(t, err)
+	defer opened.Close()
+	requireSameFile(t, opened, f)
 	return f, info
+}
+
+// requireSameFile: the File a writer made of its file (Writer.File) is
+// the one Open makes of it, but for the footer, read on demand.
+func requireSameFile(t testing.TB, opened, written *File) {
+	t.Helper()
+	require.Equal(t, opened.path, written.path)
+	require.Equal(t, opened.size, written.size)
+	require.Equal(t, opened.layout, written.layout)
+	require.Equal(t, opened.byID, written.byID)
+	// (nil and empty alike: no devices, no row groups)
+	require.Equal(t, len(opened.devices), len(written.devices))
+	if len(opened.devices) > 0 {
+		require.Equal(t, opened.devices, written.devices)
+		require.Equal(t, opened.spans, written.spans)
+	}
+	require.Equal(t, opened.starts, written.starts)
+	require.Equal(t, len(opened.groups), len(written.groups))
+	if len(opened.groups) > 0 {
+		require.Equal(t, opened.groups, written.groups)
+	}
+	require.Equal(t, opened.chunks, written.chunks)
+	require.Equal(t, fmt.Sprint(opened.sums), fmt.Sprint(written.sums)) // NaN sums too
+	require.Equal(t, len(opened.checked), len(written.checked))
+	require.Equal(t, opened.data != nil, written.data != nil)
+	require.Nil(t, written.meta, "read on demand only")
 }
 
 func sortedKeys(m map[string][]row) []string {

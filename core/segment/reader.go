@@ -23,20 +23,22 @@ import (
 // File is an open file written by Writer. Its footer is parsed once, by
 // Open; it is safe for concurrent use by any number of Cursors.
 type File struct {
-	path    string
-	f       *os.File
-	data    []byte // the file mapped read-only, for the fast path; nil if mmap failed
-	size    int64
-	meta    *metadata.FileMetaData
-	props   *parquet.ReaderProperties
-	layout  Layout
-	byID    map[schema.PropertyID]int // layout index of each column id
-	devices []string
-	starts  []int64    // starts[i]: first row of devices[i]; starts[len]: rows
-	spans   [][2]int64 // spans[i]: first and last time of devices[i]
-	groups  []rowGroup
-	chunks  map[int64]chunk // by offset, for checkedReader
-	sums    []Sum           // of the first layout columns (none in older files)
+	path     string
+	f        *os.File
+	data     []byte // the file mapped read-only, for the fast path; nil if mmap failed
+	size     int64
+	meta     *metadata.FileMetaData // nil until metadata reads it, if Writer.File made the File
+	metaOnce sync.Once
+	metaErr  error
+	props    *parquet.ReaderProperties
+	layout   Layout
+	byID     map[schema.PropertyID]int // layout index of each column id
+	devices  []string
+	starts   []int64    // starts[i]: first row of devices[i]; starts[len]: rows
+	spans    [][2]int64 // spans[i]: first and last time of devices[i]
+	groups   []rowGroup
+	chunks   map[int64]chunk // by offset, for checkedReader
+	sums     []Sum           // of the first layout columns (none in older files)
 	// checked has a bit per page (page.seq), set once the page's CRC has
 	// matched: like a block cache's blocks, a page read again (from the
 	// mapping or the OS page cache) is not checked again by this process.
@@ -90,21 +92,43 @@ func Open(path string, size int64) (_ *File, err error) {
 		}
 		return nil, fmt.Errorf("segment: %s: bad footer: %v: %w", path, err, errs.ErrCorrupt)
 	}
+	sf.ready()
+	return sf, nil
+}
+
+// ready finishes a File whose directory and chunk table are loaded.
+func (f *File) ready() {
 	// The device filter is built now, with the directory at hand (files
 	// are opened in parallel), not by a first point read, which would
 	// wait for the filters of every file it looks in.
-	sf.MayHave("")
+	f.MayHave("")
 	// The fast path reads pages straight from a mapping of the file: no
 	// read(2) per run of pages and no copy out of the page cache. Our
 	// files are never changed in place; if one shrinks under us anyway,
 	// the fault is turned into a panic (see fastChunk) and reported as
 	// corruption. Without a mapping the fast path reads with ReadAt.
-	if size > 0 && int64(int(size)) == size {
-		if data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
-			sf.data = data
+	if f.size > 0 && int64(int(f.size)) == f.size {
+		if data, err := syscall.Mmap(int(f.f.Fd()), 0, int(f.size), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
+			f.data = data
 		}
 	}
-	return sf, nil
+}
+
+// metadata returns the Parquet footer, for the library's reader: read
+// on first use from a File that Writer.File made, which never read it.
+func (f *File) metadata() (*metadata.FileMetaData, error) {
+	f.metaOnce.Do(func() {
+		if f.meta != nil {
+			return
+		}
+		rd, err := file.NewParquetReader(io.NewSectionReader(f.f, 0, f.size))
+		if err != nil {
+			f.metaErr = fmt.Errorf("segment: %s: footer: %w", f.path, err)
+			return
+		}
+		f.meta = rd.MetaData()
+	})
+	return f.meta, f.metaErr
 }
 
 // load parses the footer and checks it against the arcadego metadata.
