@@ -98,8 +98,11 @@ struct ag_export {
 ** once unused for a while. A scan's batches are megabytes each: writing
 ** them into fresh memory costs a page fault per 4 KiB, which was as much
 ** as the copy itself, and a process that reads results again and again
-** (a dashboard, a test suite) would pay it every time. */
-#define AG_POOL_MIN (1 << 20)
+** (a dashboard, a test suite) would pay it every time. From 64 KiB: the
+** blocks a filtered scan decodes a window of a column into are below a
+** megabyte, and malloc gave them back to the system between scans (a
+** filter over 10 M rows took 4,000 page faults a scan). */
+#define AG_POOL_MIN (64 << 10)
 #define AG_POOL_BYTES ((size_t)1 << 30)
 #define AG_POOL_SLOTS 1024
 /* ag_export_alloc returns a block of size bytes, not zeroed (header

@@ -293,15 +293,27 @@ func TestWhereDoublesFastPath(t *testing.T) {
 	}
 	checked := tablet.Doubles("x", vals, valid) // a validity bitmap: the general path
 	require.NotNil(t, checked.Validity)
+	// The same values after an offset, and at an address no float64 may
+	// have (the fast loop declines them).
+	shifted := tablet.Doubles("x", append([]float64{7, 7, 7}, vals...), nil)
+	shifted.Offset = 3
+	unaligned := dense
+	unaligned.Values = append(make([]byte, 4, 4+len(dense.Values)), dense.Values...)[4:]
 	for _, op := range []string{"=", "!=", "<", "<=", ">", ">="} {
 		for _, cv := range []float64{0, 0.99, nan, inf, -inf, -0.0} {
 			c := &compiledCond{typ: schema.Double, op: op, v: cell{f: cv}}
 			fast, slow := make([]bool, len(vals)), make([]bool, len(vals))
-			c.eval(&dense, fast)
+			require.True(t, c.evalDoubles(&dense, fast))
 			c.eval(&checked, slow)
 			require.Equal(t, slow, fast, "x %s %v", op, cv)
+			for _, col := range []*tablet.Column{&shifted, &unaligned} {
+				got := make([]bool, len(vals))
+				c.eval(col, got)
+				require.Equal(t, slow, got, "x %s %v, offset %d", op, cv, col.Offset)
+			}
 		}
 	}
+	require.False(t, (&compiledCond{typ: schema.Double, op: ">", v: cell{f: 0}}).evalDoubles(&unaligned, make([]bool, len(vals))))
 }
 
 // TestWhereReadsFilesAtTheKeptRows: a device whose rows all sit in one

@@ -109,12 +109,19 @@ func TestIncompressibleColumnsAreWrittenPlain(t *testing.T) {
 // and Snappy pages, with nulls, pages skipped); a smaller device comes
 // whole, for the caller to filter.
 func TestReadIndexFilteredReadsTheKeptRows(t *testing.T) {
-	defer func(v int64) { filterMinRows = v }(filterMinRows)
+	defer func(v int64, s int) { filterMinRows, splitRows = v, s }(filterMinRows, splitRows)
 	filterMinRows = 5000
 	rng := rand.New(rand.NewPCG(5, 5))
 	// a's first row group is wide enough for its columns to be read in
 	// parallel (windowParallel values).
-	data := map[string][]row{"a": noisyRows(rng, 25000, 0), "b": noisyRows(rng, 700, 5)}
+	// c's noise has nulls in its last rows only: in the second half of a
+	// window alone.
+	data := map[string][]row{"a": noisyRows(rng, 25000, 0), "b": noisyRows(rng, 700, 5), "c": noisyRows(rng, 25000, 0)}
+	for i, r := range data["c"] {
+		if i < 22000 && r.vals[0] == nil {
+			r.vals[0] = 0.5
+		}
+	}
 	f, _ := writeFile(t, Layout{Columns: noisyCols}, WriterOptions{PageBytes: 1 << 10, RowGroupRows: 18000}, data, 1000, 0)
 	mapped := f.data
 	type pred struct {
@@ -130,43 +137,71 @@ func TestReadIndexFilteredReadsTheKeptRows(t *testing.T) {
 		{"every row", 1, func(any) bool { return true }},
 		{"no row", 1, func(any) bool { return false }},
 	} {
-		calls := 0
-		rf := &RowFilter{Cols: []int{p.col}, Keep: func(tb *tablet.Tablet) []bool {
-			calls++
-			keep := make([]bool, tb.Rows())
-			for i := range keep {
-				keep[i] = p.keep(tb.Columns[p.col].Value(i))
+		// splitRows: 1<<30, windows read as they come; 1000 and 4099, the
+		// filter's columns (a second one too) read in halves with the times.
+		for _, split := range []int{1 << 30, 1000, 4099} {
+			splitRows = split
+			calls := 0
+			cols := []int{p.col}
+			if split < 1<<30 {
+				cols = append(cols, (p.col+2)%len(noisyCols))
 			}
-			return keep
-		}}
-		for _, r := range [][2]int64{{math.MinInt64, math.MaxInt64}, {3990, 19100}} {
-			for _, mode := range []string{"fresh", "reuse", "buffers", "read, not mapped"} {
-				f.data = mapped
-				if mode == "read, not mapped" {
-					f.data = nil // the pages come by ReadAt
+			rf := &RowFilter{Cols: cols, Keep: func(tb *tablet.Tablet) []bool {
+				calls++
+				keep := make([]bool, tb.Rows())
+				for i := range keep {
+					keep[i] = p.keep(tb.Columns[p.col].Value(i))
 				}
-				sc := f.Scanner(noisyCols)
-				sc.Reuse = mode == "reuse"
-				bufs := &junkBuffers{out: map[*byte]bool{}}
-				if mode == "buffers" {
-					sc.Reuse, sc.Buffers = true, bufs
-				}
-				for _, d := range []string{"a", "b"} {
-					i, _ := f.Index(d)
-					got := readAll(t, sc.ReadIndexFiltered(i, r[0], r[1], 3000, rf), noisyCols, 3000)
-					var want []row
-					for _, w := range project(data[d], pickAll(noisyCols), r[0], r[1]) {
-						if d == "b" || p.keep(w.vals[p.col]) { // b is too small to be filtered
-							want = append(want, w)
-						}
+				return keep
+			}}
+			for _, r := range [][2]int64{{math.MinInt64, math.MaxInt64}, {3990, 19100}} {
+				for _, mode := range []string{"fresh", "reuse", "buffers", "read, not mapped"} {
+					f.data = mapped
+					if mode == "read, not mapped" {
+						f.data = nil // the pages come by ReadAt
 					}
-					require.Equal(t, want, got, "%s: %s %v %s", p.name, d, r, mode)
+					sc := f.Scanner(noisyCols)
+					sc.Reuse = mode == "reuse"
+					bufs := &junkBuffers{out: map[*byte]bool{}}
+					if mode == "buffers" {
+						sc.Reuse, sc.Buffers = true, bufs
+					}
+					for _, d := range []string{"a", "b", "c"} {
+						i, _ := f.Index(d)
+						got := readAll(t, sc.ReadIndexFiltered(i, r[0], r[1], 3000, rf), noisyCols, 3000)
+						var want []row
+						for _, w := range project(data[d], pickAll(noisyCols), r[0], r[1]) {
+							if d == "b" || p.keep(w.vals[p.col]) { // b is too small to be filtered
+								want = append(want, w)
+							}
+						}
+						require.Equal(t, want, got, "%s: %s %v %s, split %d", p.name, d, r, mode, split)
+					}
+					sc.Release()
+					require.Empty(t, bufs.out, "every Get is Put back by Release")
 				}
-				sc.Release()
-				require.Empty(t, bufs.out, "every Get is Put back by Release")
 			}
+			f.data = mapped
+			require.Positive(t, calls, "%s: the filter was asked", p.name)
 		}
-		f.data = mapped
-		require.Positive(t, calls, "%s: the filter was asked", p.name)
+	}
+}
+
+// TestKeptRowsListsTheTrueValues: the word-at-a-time walk finds every
+// true value, at any density, length and position.
+func TestKeptRowsListsTheTrueValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 1))
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 65, 1000} {
+		for _, density := range []float64{0, 0.01, 0.3, 1} {
+			keep := make([]bool, n)
+			var want []int32
+			for i := range keep {
+				if keep[i] = rng.Float64() < density; keep[i] {
+					want = append(want, int32(i))
+				}
+			}
+			require.Equal(t, want, keptRows(keep), "n=%d density %v", n, density)
+			require.Equal(t, want, keptRows(keep[:n:n]), "no room after")
+		}
 	}
 }

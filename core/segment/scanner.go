@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -402,7 +403,24 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	}
 	times, timeValid := s.takeTimes(1, cut-from)
 	tvals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*len(times))
-	if _, err := s.f.fastChunk(&s.reader, grp, 1, 8, false, n, from, cut, tvals, timeValid); err != nil {
+	var vals, valids [][]byte
+	var done []bool // with a filter: the columns read already, the filter's
+	var early []tablet.Column
+	if filter != nil {
+		done = make([]bool, len(s.cols))
+		for _, j := range filter.Cols {
+			done[j] = true
+		}
+	}
+	if filter != nil && start == math.MinInt64 && end == math.MaxInt64 && cut-from >= splitRows {
+		// Every row of the window is in the scan: the filter's columns
+		// are read with the times, in halves, at once.
+		vals, valids = s.takeSome(1, cut-from, done)
+		var err error
+		if early, err = s.readWhole(grp, from, cut, filter.Cols, tvals, timeValid, vals, valids); err != nil {
+			return nil, false, s.wrapFast(err)
+		}
+	} else if _, err := s.f.fastChunk(&s.reader, grp, 1, 8, false, n, from, cut, tvals, timeValid); err != nil {
 		return nil, false, s.wrapFast(err)
 	}
 	lo := sort.Search(len(times), func(i int) bool { return times[i] >= start })
@@ -410,7 +428,6 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	past = hi < len(times) || cut < to
 	t = &tablet.Tablet{Times: times[lo:hi:hi], Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}
 	k := hi - lo
-	var vals, valids [][]byte
 	var sel []int32 // with a filter: the rows (of lo..hi) it keeps
 	rows := k       // the rows read of each column
 	one := func(r *chunkReader, j int) error {
@@ -433,15 +450,14 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 		t.Columns[j] = out
 		return nil
 	}
-	var done []bool // with a filter: the columns read already, the filter's
 	if filter != nil && k > 0 {
-		done = make([]bool, len(s.cols))
-		for _, j := range filter.Cols {
-			done[j] = true
+		if early == nil {
+			vals, valids = s.takeSome(1, k, done)
 		}
-		vals, valids = s.takeSome(1, k, done)
 		for _, j := range filter.Cols {
-			if err := one(&s.reader, j); err != nil {
+			if early != nil {
+				t.Columns[j] = early[j]
+			} else if err := one(&s.reader, j); err != nil {
 				return nil, false, s.wrapFast(err)
 			}
 		}
@@ -474,6 +490,7 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 			}
 		}
 	} else {
+		done = nil // no row: every column is read (as empty)
 		vals, valids = s.takeCols(1, k)
 	}
 	rest := func(r *chunkReader, j int) error {
@@ -488,11 +505,75 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	return t, past, nil
 }
 
-// keptRows returns the indexes of keep's true values.
+// splitRows is the fewest rows of a window whose filter columns readWhole
+// reads in halves at once, with the times. (A variable for tests.)
+var splitRows = 1 << 15
+
+// readWhole reads the times of rows [from, cut) of row group grp into tvals
+// and timeValid, and the columns cols into vals and valids (sized for those
+// rows), at once: the times, and each column in two halves. It returns
+// the columns read, at their indexes.
+func (s *Scanner) readWhole(grp *rowGroup, from, cut int, cols []int, tvals, timeValid []byte, vals, valids [][]byte) ([]tablet.Column, error) {
+	n, k := int(grp.rows), cut-from
+	mid := k / 2 &^ 7 // the halves' validity bits do not share a byte
+	out := make([]tablet.Column, len(s.cols))
+	nulls := make([]int, 2*len(cols))
+	err := s.each(1+2*len(cols), true, func(r *chunkReader, i int) error {
+		if i == 0 {
+			_, err := s.f.fastChunk(r, grp, 1, 8, false, n, from, cut, tvals, timeValid)
+			return err
+		}
+		j, a, b := cols[(i-1)/2], 0, mid
+		if i%2 == 0 {
+			a, b = mid, k
+		}
+		if s.src[j] < 0 {
+			return nil
+		}
+		w := tablet.Width(s.cols[j].Type)
+		var err error
+		nulls[i-1], err = s.f.fastChunkRows(r, grp, 2+s.src[j], w, true, n, from+a, from+b, nil, vals[j][a*w:b*w], valids[j][a/8:])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for c, j := range cols {
+		col := tablet.Column{Name: s.cols[j].Name, Type: s.cols[j].Type}
+		if s.src[j] < 0 {
+			out[j] = nullColumn(col, k)
+			continue
+		}
+		col.Values = vals[j][:k*tablet.Width(col.Type)]
+		if nulls[2*c]+nulls[2*c+1] > 0 {
+			col.Validity = valids[j][:(k+7)/8]
+		}
+		out[j] = col
+	}
+	return out, nil
+}
+
+// keptRows returns the indexes of keep's true values. Eight at a time
+// where none is: a selective filter keeps few rows.
 func keptRows(keep []bool) []int32 {
 	var sel []int32
-	for i, ok := range keep {
-		if ok {
+	if len(keep) == 0 {
+		return sel
+	}
+	bytes := unsafe.Slice((*byte)(unsafe.Pointer(&keep[0])), len(keep))
+	i := 0
+	for ; i+8 <= len(keep); i += 8 {
+		if binary.LittleEndian.Uint64(bytes[i:]) == 0 {
+			continue
+		}
+		for j, ok := range keep[i : i+8] {
+			if ok {
+				sel = append(sel, int32(i+j))
+			}
+		}
+	}
+	for ; i < len(keep); i++ {
+		if keep[i] {
 			sel = append(sel, int32(i))
 		}
 	}
