@@ -251,6 +251,7 @@ func requireSameFile(t testing.TB, opened, written *File) {
 	require.Equal(t, opened.chunks, written.chunks)
 	require.Equal(t, fmt.Sprint(opened.sums), fmt.Sprint(written.sums)) // NaN sums too
 	require.Equal(t, len(opened.checked), len(written.checked))
+	require.Equal(t, len(opened.headers), len(written.headers))
 	require.Equal(t, opened.data != nil, written.data != nil)
 	require.Nil(t, written.meta, "read on demand only")
 }

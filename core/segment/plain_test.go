@@ -205,3 +205,18 @@ func TestKeptRowsListsTheTrueValues(t *testing.T) {
 		}
 	}
 }
+
+// TestSetByteBitsSetsTheRange: bits [from, to) are set, and no other,
+// for ranges shorter and longer than a byte and than the block of ones.
+func TestSetByteBitsSetsTheRange(t *testing.T) {
+	for _, from := range []int{0, 1, 7, 8, 9, 100} {
+		for _, n := range []int{0, 1, 7, 8, 9, 64, 2047, 2048, 2049, 5000} {
+			b := make([]byte, (from+n+7)/8+2)
+			setByteBits(b, from, from+n)
+			for i := range 8 * len(b) {
+				want := i >= from && i < from+n
+				require.Equal(t, want, b[i>>3]&(1<<(i&7)) != 0, "from %d n %d bit %d", from, n, i)
+			}
+		}
+	}
+}

@@ -43,6 +43,9 @@ type File struct {
 	// matched: like a block cache's blocks, a page read again (from the
 	// mapping or the OS page cache) is not checked again by this process.
 	checked []atomic.Uint32
+	// headers keeps each data page's header once decoded (see
+	// pageHeaderAt), by page.seq; 0: not yet.
+	headers []atomic.Uint64
 
 	filterOnce sync.Once
 	filter     deviceFilter // of devices, built by the first MayHave
@@ -192,6 +195,7 @@ func (f *File) load() (err error) {
 		}
 	}
 	f.checked = make([]atomic.Uint32, (pages+31)/32)
+	f.headers = make([]atomic.Uint64, pages)
 	if v := kv.FindValue(keySums); v != nil {
 		if f.sums, err = decodeSums(*v, len(f.layout.Columns)); err != nil {
 			return err

@@ -35,15 +35,23 @@ func Do(n, workers int, fn func(worker, i int) error) []error {
 	} else {
 		var next atomic.Int64
 		var wg sync.WaitGroup
-		for w := range workers {
+		work := func(w int) {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				call(w, i)
+			}
+		}
+		// The caller is worker 0: one goroutine fewer to start, and the
+		// caller is not put to sleep while the work is young (a filtered
+		// scan called Do a few hundred times, and its futex calls were a
+		// tenth of its time).
+		for w := 1; w < workers; w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-					call(w, i)
-				}
+				work(w)
 			}()
 		}
+		work(0)
 		wg.Wait()
 	}
 	for _, err := range errs {
