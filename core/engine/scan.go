@@ -48,7 +48,8 @@ type ScanRequest struct {
 	// Buffers, with ReuseBatches, supplies the memory that flushed rows
 	// are decoded into (segment.Scanner.Buffers): the C ABI decodes into
 	// blocks its result batches then point to, so that those rows too
-	// are written once.
+	// are written once. Its methods may be called from two goroutines at
+	// once (a filtered scan reads a device ahead).
 	Buffers segment.Buffers
 }
 
@@ -108,6 +109,16 @@ type Rows struct {
 	// dels[i] are the delete ranges that apply to the sources older than
 	// memtable i (oldest first): to the files, dels[0].
 	dels [][]memtable.DeleteRange
+
+	// A filtered scan of every device (or a prefix) reads the first batch
+	// of the next device on a goroutine while the caller takes the
+	// current one's (see readAhead): with a second scanner per file
+	// (spare) and a filter of its own (aheadFilter: a filter keeps
+	// scratch memory); the two sets swap when the device read ahead
+	// becomes the current one.
+	ahead       *aheadRead
+	aheadFilter *segment.RowFilter
+	spare       []*segment.Scanner
 
 	next   int     // index of the next device to read
 	cur    *merger // rows of devices[next-1] not yet returned: &merge, or nil
@@ -198,7 +209,19 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 			return nil, fmt.Errorf("scan: %w", err)
 		}
 		r.where = f
-		r.rowFilter = &segment.RowFilter{Cols: f.columns(nil), Keep: f.rows}
+		// Compiled again, against the columns placed above: the same
+		// filter with scratch of its own for each set of scanners, which
+		// run on two goroutines at once (see readAhead), while r.where
+		// filters the batches.
+		for _, rf := range []**segment.RowFilter{&r.rowFilter, &r.aheadFilter} {
+			same, err := compileWhere(req.Where, ty, func(p *schema.Property) int {
+				return slices.IndexFunc(r.props, func(q schema.Property) bool { return q.ID == p.ID })
+			})
+			if err != nil {
+				return nil, fmt.Errorf("scan: %w", err)
+			}
+			*rf = &segment.RowFilter{Cols: same.columns(nil), Keep: same.rows}
+		}
 	}
 	r.refs = make([]memtable.ColumnRef, len(r.props))
 	r.cols = make([]segment.Column, len(r.props))
@@ -568,16 +591,22 @@ func (r *Rows) Next() (Batch, bool) {
 		r.next++
 		clear(r.srcs)
 		srcs := r.srcs[:0]
+		if a := r.ahead; a != nil {
+			// The device read ahead (always this one): its scanners
+			// become the scan's, and the others are free for the next.
+			<-a.done
+			r.ahead = nil
+			r.swapSets()
+			r.srcs = append(srcs, &firstThen{first: a.first, err: a.err, rest: a.src})
+			r.stable = !r.reuse
+			r.merge.reset(r.srcs, r.batchRows)
+			r.cur = &r.merge
+			r.readAhead()
+			continue
+		}
 		found := r.found[:0] // the files holding the device's rows in range
 		if r.hits != nil {
-			// Files in the order of r.files, as the lookups below give them.
-			hs := r.hits[d.hitLo:d.hitHi]
-			slices.SortFunc(hs, func(a, b fileHit) int { return int(a.file - b.file) })
-			for _, h := range hs {
-				if r.files[h.file].spans(int(h.index), d.lo, d.hi-1) {
-					found = append(found, h)
-				}
-			}
+			found = r.filesOf(&d, found)
 		} else {
 			if len(r.filePos) != len(r.files) {
 				r.filePos = make([]int, len(r.files))
@@ -596,7 +625,7 @@ func (r *Rows) Next() (Batch, bool) {
 			rf = r.rowFilter
 		}
 		for _, h := range found {
-			srcs = append(srcs, r.readFile(int(h.file), int(h.index), &d, rf))
+			srcs = append(srcs, r.readFile(r.scanners, int(h.file), int(h.index), &d, rf))
 		}
 		r.stable = !r.reuse || len(srcs) == 0 // no file's reused buffers among them
 		for k := d.snapLo; k < d.snapHi; k++ {
@@ -609,29 +638,124 @@ func (r *Rows) Next() (Batch, bool) {
 		r.srcs = srcs
 		r.merge.reset(srcs, r.batchRows)
 		r.cur = &r.merge
+		if rf != nil {
+			r.readAhead()
+		}
 	}
 	r.finish()
 	return Batch{}, false
 }
 
+// filesOf returns, appended to found, the files holding d's rows in its
+// time range, in the order of r.files, from r.hits.
+func (r *Rows) filesOf(d *scanDevice, found []fileHit) []fileHit {
+	hs := r.hits[d.hitLo:d.hitHi]
+	slices.SortFunc(hs, func(a, b fileHit) int { return int(a.file - b.file) })
+	for _, h := range hs {
+		if r.files[h.file].spans(int(h.index), d.lo, d.hi-1) {
+			found = append(found, h)
+		}
+	}
+	return found
+}
+
+// aheadRead is the first batch of devices[dev], read on a goroutine.
+type aheadRead struct {
+	src   runSource // the rest of the device's rows
+	first *tablet.Tablet
+	err   error
+	done  chan struct{} // closed once first and err are set
+}
+
+// readAhead starts reading the first batch of the next device, with the
+// spare scanners, if it is one a filtered scan reads from one file alone
+// (the devices' lists came from the directories): its windows are read
+// and filtered while the caller takes the current device's rows, which
+// kept one core busy of two. The current device's rows come from the
+// other scanners; the batch read ahead stays valid, as its scanners are
+// not used again before it is returned.
+func (r *Rows) readAhead() {
+	if r.aheadFilter == nil || r.hits == nil || r.next >= len(r.devices) {
+		return
+	}
+	d := &r.devices[r.next]
+	if d.snapLo != d.snapHi {
+		return
+	}
+	var one [1]fileHit
+	found := r.filesOf(d, one[:0])
+	if len(found) != 1 {
+		return
+	}
+	if r.spare == nil {
+		r.spare = make([]*segment.Scanner, len(r.files))
+	}
+	a := &aheadRead{src: r.readFile(r.spare, int(found[0].file), int(found[0].index), d, r.aheadFilter), done: make(chan struct{})}
+	r.ahead = a
+	go func() {
+		defer close(a.done)
+		defer func() {
+			if p := recover(); p != nil {
+				a.err = fmt.Errorf("reading ahead: %v", p)
+			}
+		}()
+		a.first, a.err = a.src.Next()
+	}()
+}
+
+// swapSets makes the spare scanners and their filter the scan's, and the
+// scan's the spare ones. They go together: a filter's scratch belongs to
+// the goroutine that reads with its scanners.
+func (r *Rows) swapSets() {
+	r.scanners, r.spare = r.spare, r.scanners
+	r.rowFilter, r.aheadFilter = r.aheadFilter, r.rowFilter
+}
+
+// waitAhead waits for a read ahead in flight, before the scanners go.
+func (r *Rows) waitAhead() {
+	if r.ahead != nil {
+		<-r.ahead.done
+		r.ahead = nil
+	}
+}
+
+// firstThen is a source whose first batch was read already.
+type firstThen struct {
+	first *tablet.Tablet
+	err   error
+	rest  runSource
+	taken bool
+}
+
+func (s *firstThen) Next() (*tablet.Tablet, error) {
+	if !s.taken {
+		s.taken = true
+		if s.first != nil || s.err != nil {
+			return s.first, s.err
+		}
+	}
+	return s.rest.Next()
+}
+
 // readFile returns the rows of device d in file i, entry index of its
 // directory; with rf, some of the rows rf rejects may be left out.
-func (r *Rows) readFile(i, index int, d *scanDevice, rf *segment.RowFilter) runSource {
-	if r.scanners[i] == nil {
-		r.scanners[i] = r.files[i].Scanner(r.cols)
-		r.scanners[i].Reuse = r.reuse
+func (r *Rows) readFile(scanners []*segment.Scanner, i, index int, d *scanDevice, rf *segment.RowFilter) runSource {
+	if scanners[i] == nil {
+		scanners[i] = r.files[i].Scanner(r.cols)
+		scanners[i].Reuse = r.reuse
 		if r.reuse {
-			r.scanners[i].Buffers = r.buffers
+			scanners[i].Buffers = r.buffers
 		}
-		r.scanners[i].Sparse = r.sparse
+		scanners[i].Sparse = r.sparse
 	}
-	return filterDeleted(r.scanners[i].ReadIndexFiltered(index, d.lo, d.hi, r.batchRows, rf), d.name, r.dels[0])
+	return filterDeleted(scanners[i].ReadIndexFiltered(index, d.lo, d.hi, r.batchRows, rf), d.name, r.dels[0])
 }
 
 // finish releases what the scan holds once it has no more rows: all of it,
 // or, with ReuseBatches, only the files, since batches that are views of
 // the memtables stay valid until Close.
 func (r *Rows) finish() {
+	r.waitAhead()
 	if !r.reuse {
 		r.Close()
 		return
@@ -640,15 +764,18 @@ func (r *Rows) finish() {
 	for _, f := range r.files {
 		f.unref()
 	}
-	r.files, r.scanners, r.devices, r.cur = nil, nil, nil, nil
+	r.files, r.scanners, r.spare, r.devices, r.cur = nil, nil, nil, nil, nil
 	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos, r.found = merger{}, nil, nil, nil, nil, nil, nil
 }
 
 // releaseScanners gives the scanners' decoded rows back to Buffers.
 func (r *Rows) releaseScanners() {
-	for _, s := range r.scanners {
-		if s != nil {
-			s.Release()
+	r.waitAhead()
+	for _, set := range [][]*segment.Scanner{r.scanners, r.spare} {
+		for _, s := range set {
+			if s != nil {
+				s.Release()
+			}
 		}
 	}
 }
@@ -704,6 +831,6 @@ func (r *Rows) Close() {
 	for _, m := range r.mems {
 		m.Release()
 	}
-	r.files, r.mems, r.scanners, r.devices, r.cur = nil, nil, nil, nil, nil
+	r.files, r.mems, r.scanners, r.spare, r.devices, r.cur = nil, nil, nil, nil, nil, nil
 	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos, r.found = merger{}, nil, nil, nil, nil, nil, nil
 }

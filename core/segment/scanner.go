@@ -58,7 +58,8 @@ type Scanner struct {
 // Buffers supplies the memory of a Scanner's decoded rows. Get returns n
 // bytes, 8-byte aligned, not necessarily zeroed. Put takes back memory of
 // Get that the scanner no longer reads; whoever else still points to it
-// (an export of the rows) is the supplier's business.
+// (an export of the rows) is the supplier's business. Scanners of one
+// scan may share a Buffers from several goroutines.
 type Buffers interface {
 	Get(n int) []byte
 	Put(b []byte)
