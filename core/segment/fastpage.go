@@ -41,6 +41,12 @@ var errNotFast = errors.New("not a plain fixed-width chunk")
 // chunkReader holds a goroutine's reusable buffers.
 type chunkReader struct {
 	chunk, page, levels, values []byte
+	// pread: read pages with ReadAt, not from the mapping. A point read
+	// touches a page or two per column in pages of the file it has not
+	// touched before: a fault each on the mapping, which costs more than
+	// a read(2) of them (one device of a million, from Python: p50 67-74
+	// to 61-62 µs, p99 156-202 to 140-142 µs).
+	pread bool
 }
 
 // spareReaders keeps the buffers of released scanners for the next: a
@@ -52,7 +58,7 @@ var spareReaders sync.Pool // of *chunkReader
 func (r *chunkReader) reuse() {
 	if r.chunk == nil && r.page == nil && r.levels == nil && r.values == nil {
 		if spare, ok := spareReaders.Get().(*chunkReader); ok {
-			*r = *spare
+			r.chunk, r.page, r.levels, r.values = spare.chunk, spare.page, spare.levels, spare.values // the buffers only
 		}
 	}
 }
@@ -60,9 +66,8 @@ func (r *chunkReader) reuse() {
 // free gives r's buffers to the next reader; r may be used again after.
 func (r *chunkReader) free() {
 	if r.chunk != nil || r.page != nil || r.levels != nil || r.values != nil {
-		spare := *r
-		spareReaders.Put(&spare)
-		*r = chunkReader{}
+		spareReaders.Put(&chunkReader{chunk: r.chunk, page: r.page, levels: r.levels, values: r.values})
+		r.chunk, r.page, r.levels, r.values = nil, nil, nil, nil
 	}
 }
 
@@ -203,7 +208,7 @@ func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional
 		n += pg.length
 	}
 	var pages []byte
-	if f.data != nil {
+	if f.data != nil && !r.pread {
 		if off < 0 || off+n > int64(len(f.data)) {
 			return 0, fmt.Errorf("column chunk pages at %d..%d past the file's %d bytes", off, off+n, len(f.data))
 		}
@@ -223,7 +228,7 @@ func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional
 	buf := pages
 	for at, pg := range c.pages[p0:p1] {
 		b := buf[:pg.length]
-		if f.data == nil || !f.pageChecked(pg.seq) { // a ReadAt's bytes are fresh
+		if f.data == nil || r.pread || !f.pageChecked(pg.seq) { // a ReadAt's bytes are fresh
 			if crc32.Checksum(b, castagnoli) != pg.crc {
 				return 0, fmt.Errorf("column chunk at %d, page %d: checksum mismatch", c.offset, p0+at)
 			}

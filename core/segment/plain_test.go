@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -219,4 +220,38 @@ func TestSetByteBitsSetsTheRange(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPointReadsReadPagesWithReadAt: a sparse scanner reads a small
+// device's pages with ReadAt, not from the mapping, and gives the rows
+// the mapping gives: with the mapping replaced by garbage, it still reads
+// them, while a scan of every device, which reads the mapping, fails.
+func TestPointReadsReadPagesWithReadAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	data := map[string][]row{}
+	for d := range 40 {
+		data[fmt.Sprintf("d%02d", d)] = noisyRows(rng, 20+d, 0)
+	}
+	f, _ := writeFile(t, Layout{Columns: noisyCols}, WriterOptions{PageBytes: 1 << 10}, data, 1000, 0)
+	require.NotNil(t, f.data)
+	mapped := f.data
+	want := map[string][]row{}
+	sc := f.Scanner(noisyCols)
+	for d, rows := range data {
+		want[d] = readAll(t, sc.Read(d, math.MinInt64, math.MaxInt64, 100), noisyCols, 100)
+		require.Equal(t, project(rows, pickAll(noisyCols), math.MinInt64, math.MaxInt64), want[d])
+	}
+	sc.Release()
+	f.data = make([]byte, len(mapped)) // zeros where the pages were
+	defer func() { f.data = mapped }()
+	sparse := f.Scanner(noisyCols)
+	sparse.Sparse = true
+	for d := range data {
+		require.Equal(t, want[d], readAll(t, sparse.Read(d, math.MinInt64, math.MaxInt64, 100), noisyCols, 100), d)
+	}
+	sparse.Release()
+	whole := f.Scanner(noisyCols)
+	defer whole.Release()
+	_, err := whole.Read("d07", math.MinInt64, math.MaxInt64, 100).Next()
+	require.Error(t, err, "the mapping's garbage is read by a scan of every device")
 }

@@ -42,6 +42,7 @@ type Scanner struct {
 	// a small device is then read a page range at a time instead of
 	// decoding its whole row group, which a scan of every device shares.
 	Sparse bool
+	pread  bool // the window being read is a point read's (see window)
 
 	f       *File
 	cols    []Column
@@ -402,6 +403,10 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	if s.Buffers != nil {
 		s.drop(1) // the previous window's rows are all returned
 	}
+	// A point read's few pages are read, not faulted in (see
+	// chunkReader.pread).
+	s.pread = s.Sparse && cut-from <= preadRows
+	s.reader.pread = s.pread
 	times, timeValid := s.takeTimes(1, cut-from)
 	tvals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*len(times))
 	var vals, valids [][]byte
@@ -506,6 +511,10 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	return t, past, nil
 }
 
+// preadRows is the most rows of a point read's window that are read with
+// ReadAt rather than from the mapping: a few pages per column.
+const preadRows = 4096
+
 // splitRows is the fewest rows of a window whose filter columns readWhole
 // reads in halves at once, with the times. (A variable for tests.)
 var splitRows = 1 << 15
@@ -597,6 +606,9 @@ func (s *Scanner) each(n int, parallel bool, fn func(r *chunkReader, i int) erro
 	for len(s.readers) < workers {
 		s.readers = append(s.readers, &chunkReader{})
 	}
+	for _, r := range s.readers {
+		r.pread = s.pread
+	}
 	for _, e := range par.Do(n, workers, func(w, i int) error {
 		if workers == 1 {
 			return fn(&s.reader, i)
@@ -633,6 +645,7 @@ func (s *Scanner) decode(rg int) (t *tablet.Tablet, err error) {
 	}()
 	grp := &s.f.groups[rg]
 	n := int(grp.rows)
+	s.pread, s.reader.pread = false, false
 	t = &tablet.Tablet{Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}
 	// Tasks: -1 is the time column, j >= 0 is s.cols[j].
 	var fast, slow []int
