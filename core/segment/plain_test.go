@@ -255,3 +255,37 @@ func TestPointReadsReadPagesWithReadAt(t *testing.T) {
 	_, err := whole.Read("d07", math.MinInt64, math.MaxInt64, 100).Next()
 	require.Error(t, err, "the mapping's garbage is read by a scan of every device")
 }
+
+// TestSplitWindowsEdgeCases: a window read whole with a filter (the
+// filter's columns in halves, with the times) reads a column named twice
+// by the filter once, and a row at the largest time (past any range: end
+// is exclusive) leaves the filter's columns as long as the times.
+func TestSplitWindowsEdgeCases(t *testing.T) {
+	defer func(v int64, s int) { filterMinRows, splitRows = v, s }(filterMinRows, splitRows)
+	filterMinRows, splitRows = 100, 100
+	cols := []Column{{ID: 1, Name: "x", Type: schema.Double}, {ID: 2, Name: "y", Type: schema.Double}}
+	rows := make([]row, 1000)
+	for i := range rows {
+		rows[i] = row{time: int64(i), vals: []any{float64(i), float64(-i)}}
+	}
+	rows[999].time = math.MaxInt64
+	f, _ := writeFile(t, Layout{Columns: cols}, WriterOptions{}, map[string][]row{"a": rows}, 1000, 0)
+	for _, filterCols := range [][]int{{0, 0}, {0}, {1, 0, 1}} {
+		rf := &RowFilter{Cols: filterCols, Keep: func(tb *tablet.Tablet) []bool {
+			for _, j := range filterCols {
+				require.NoError(t, tb.Columns[j].Validate(tb.Rows()))
+				require.Len(t, tb.Columns[j].Values, 8*tb.Rows(), "Keep's tablet: column %d as long as the times", j)
+			}
+			keep := make([]bool, tb.Rows())
+			for i := range keep {
+				keep[i] = tb.Columns[0].Value(i).(float64) >= 500
+			}
+			return keep
+		}}
+		sc := f.Scanner(cols)
+		i, _ := f.Index("a")
+		got := readAll(t, sc.ReadIndexFiltered(i, math.MinInt64, math.MaxInt64, 0, rf), cols, 0)
+		require.Equal(t, project(rows[500:999], pickAll(cols), math.MinInt64, math.MaxInt64), got, "filter columns %v", filterCols)
+		sc.Release()
+	}
+}

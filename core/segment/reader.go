@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -118,18 +119,30 @@ func (f *File) ready() {
 }
 
 // metadata returns the Parquet footer, for the library's reader: read
-// on first use from a File that Writer.File made, which never read it.
+// on first use from a File that Writer.File made, which never read it,
+// with every check Open makes (against the arcadego metadata and the
+// chunk table), and the chunk table found the one in hand: a footer
+// changed since the write is corruption, not another column's pages.
 func (f *File) metadata() (*metadata.FileMetaData, error) {
 	f.metaOnce.Do(func() {
 		if f.meta != nil {
 			return
 		}
-		rd, err := file.NewParquetReader(io.NewSectionReader(f.f, 0, f.size))
-		if err != nil {
-			f.metaErr = fmt.Errorf("segment: %s: footer: %w", f.path, err)
-			return
+		read := &File{path: f.path, f: f.f, size: f.size}
+		err := read.load()
+		same := reflect.DeepEqual(read.layout, f.layout) && len(read.groups) == len(f.groups) &&
+			(len(f.groups) == 0 || reflect.DeepEqual(read.groups, f.groups))
+		if err == nil && !same {
+			err = errors.New("footer differs from the file written")
 		}
-		f.meta = rd.MetaData()
+		switch {
+		case errors.Is(err, errs.ErrIO):
+			f.metaErr = fmt.Errorf("segment: %s: %w", f.path, err)
+		case err != nil:
+			f.metaErr = fmt.Errorf("segment: %s: bad footer: %v: %w", f.path, err, errs.ErrCorrupt)
+		default:
+			f.meta = read.meta
+		}
 	})
 	return f.meta, f.metaErr
 }

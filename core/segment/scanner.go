@@ -432,6 +432,14 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	lo := sort.Search(len(times), func(i int) bool { return times[i] >= start })
 	hi := sort.Search(len(times), func(i int) bool { return times[i] >= end })
 	past = hi < len(times) || cut < to
+	if early != nil && (lo != 0 || hi != len(times)) {
+		// A row at the largest time is past the range (end excludes it):
+		// the filter's columns are read again below, at the range's rows.
+		early = nil
+		for _, j := range filter.Cols {
+			clear(valids[j])
+		}
+	}
 	t = &tablet.Tablet{Times: times[lo:hi:hi], Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}
 	k := hi - lo
 	var sel []int32 // with a filter: the rows (of lo..hi) it keeps
@@ -457,7 +465,7 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 		return nil
 	}
 	if filter != nil && k > 0 {
-		if early == nil {
+		if vals == nil {
 			vals, valids = s.takeSome(1, k, done)
 		}
 		for _, j := range filter.Cols {
@@ -527,6 +535,15 @@ func (s *Scanner) readWhole(grp *rowGroup, from, cut int, cols []int, tvals, tim
 	n, k := int(grp.rows), cut-from
 	mid := k / 2 &^ 7 // the halves' validity bits do not share a byte
 	out := make([]tablet.Column, len(s.cols))
+	// Each column once: two reads of one column would write the same
+	// bytes at once.
+	var once []int
+	for _, j := range cols {
+		if !slices.Contains(once, j) {
+			once = append(once, j)
+		}
+	}
+	cols = once
 	nulls := make([]int, 2*len(cols))
 	err := s.each(1+2*len(cols), true, func(r *chunkReader, i int) error {
 		if i == 0 {

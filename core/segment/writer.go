@@ -64,6 +64,7 @@ type Writer struct {
 	plain     []bool              // by start: layout column i is written uncompressed
 	err       error               // sticky: the first failure
 	done      bool                // Close succeeded
+	made      bool                // File was called
 
 	*rowGroupBuf                     // the row group being built
 	spare        *rowGroupBuf        // the buffers of the last row group written
@@ -689,9 +690,10 @@ func (w *Writer) Close() (*FileInfo, error) {
 // tenth of the time of writing it). The Parquet footer itself is read only
 // if the library's reader is needed (File.metadata).
 func (w *Writer) File() (*File, error) {
-	if !w.done {
-		return nil, fmt.Errorf("segment: %s: File before a successful Close: %w", w.path, errs.ErrClosed)
+	if !w.done || w.made {
+		return nil, fmt.Errorf("segment: %s: File before a successful Close, or twice: %w", w.path, errs.ErrClosed)
 	}
+	w.made = true // the File takes the chunk table
 	fh, err := os.Open(w.path)
 	if err != nil {
 		return nil, fmt.Errorf("segment: open %s: %v: %w", w.path, err, errs.ErrIO)

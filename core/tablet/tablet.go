@@ -164,7 +164,7 @@ func (c *Column) validate(n int) error {
 		// Values all ASCII are valid UTF-8 whatever their bounds: one pass
 		// over the bytes instead of a call per value (a long-format batch's
 		// million device names).
-		if c.Type == schema.String && !ascii(c.Data[c.Offsets[c.Offset]:prev]) {
+		if c.Type == schema.String && n > 0 && !ascii(c.Data[c.Offsets[c.Offset]:prev]) {
 			for i := range n {
 				if c.Valid(i) && !utf8.Valid(c.Data[c.Offsets[c.Offset+i]:c.Offsets[c.Offset+i+1]]) {
 					return fmt.Errorf("row %d is not valid UTF-8: %w", i, errs.ErrInvalidArgument)

@@ -289,3 +289,15 @@ func TestValidateFindsTheRowThatIsNotUTF8(t *testing.T) {
 		require.False(t, ascii(b), "byte %d", i)
 	}
 }
+
+// TestValidateZeroRowsOfStrings: a STRING column of no rows is valid
+// whatever its one offset, as before the ASCII pass (which looks at the
+// bytes of the rows only).
+func TestValidateZeroRowsOfStrings(t *testing.T) {
+	c := Column{Name: "s", Type: schema.String, Offsets: []int32{7}}
+	require.NoError(t, c.Validate(0))
+	c.Offset = 0
+	c.Offsets = []int32{3, 3}
+	c.Data = []byte("abc")
+	require.NoError(t, c.Validate(1))
+}
