@@ -690,13 +690,20 @@ func (r *Rows) readAhead() {
 	if r.spare == nil {
 		r.spare = make([]*segment.Scanner, len(r.files))
 	}
-	a := &aheadRead{src: r.readFile(r.spare, int(found[0].file), int(found[0].index), d, r.aheadFilter), done: make(chan struct{})}
+	// Only a device read by ranges of rows: a small one's rows come from
+	// a row group decoded whole, shared with the devices next to it,
+	// which a second set of scanners would decode a second time.
+	i, index := int(found[0].file), int(found[0].index)
+	if !r.scanner(r.spare, i).Windowed(index, d.lo, d.hi) {
+		return
+	}
+	a := &aheadRead{src: r.readFile(r.spare, i, index, d, r.aheadFilter), done: make(chan struct{})}
 	r.ahead = a
 	go func() {
 		defer close(a.done)
 		defer func() {
 			if p := recover(); p != nil {
-				a.err = fmt.Errorf("reading ahead: %v", p)
+				a.err = fmt.Errorf("reading ahead: %v: %w", p, errs.ErrInternal)
 			}
 		}()
 		a.first, a.err = a.src.Next()
@@ -740,6 +747,12 @@ func (s *firstThen) Next() (*tablet.Tablet, error) {
 // readFile returns the rows of device d in file i, entry index of its
 // directory; with rf, some of the rows rf rejects may be left out.
 func (r *Rows) readFile(scanners []*segment.Scanner, i, index int, d *scanDevice, rf *segment.RowFilter) runSource {
+	return filterDeleted(r.scanner(scanners, i).ReadIndexFiltered(index, d.lo, d.hi, r.batchRows, rf), d.name, r.dels[0])
+}
+
+// scanner returns file i's scanner of the set scanners, made when first
+// needed.
+func (r *Rows) scanner(scanners []*segment.Scanner, i int) *segment.Scanner {
 	if scanners[i] == nil {
 		scanners[i] = r.files[i].Scanner(r.cols)
 		scanners[i].Reuse = r.reuse
@@ -748,7 +761,7 @@ func (r *Rows) readFile(scanners []*segment.Scanner, i, index int, d *scanDevice
 		}
 		scanners[i].Sparse = r.sparse
 	}
-	return filterDeleted(scanners[i].ReadIndexFiltered(index, d.lo, d.hi, r.batchRows, rf), d.name, r.dels[0])
+	return scanners[i]
 }
 
 // finish releases what the scan holds once it has no more rows: all of it,

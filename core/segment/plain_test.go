@@ -289,3 +289,23 @@ func TestSplitWindowsEdgeCases(t *testing.T) {
 		sc.Release()
 	}
 }
+
+// TestDecodeAfterAPointReadReadsTheMapping: a sparse scanner that read a
+// small device's window with ReadAt decodes a large device's row group
+// from the mapping, as a fresh scanner does (its readers do not keep the
+// point read's flag).
+func TestDecodeAfterAPointReadReadsTheMapping(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	data := map[string][]row{"a": noisyRows(rng, 30, 0), "big": noisyRows(rng, 20_000, 0)}
+	f, _ := writeFile(t, Layout{Columns: noisyCols}, WriterOptions{PageBytes: 1 << 10}, data, 1000, 0)
+	sc := f.Scanner(noisyCols)
+	sc.Sparse = true
+	defer sc.Release()
+	readAll(t, sc.Read("a", math.MinInt64, math.MaxInt64, 100), noisyCols, 100)
+	require.True(t, sc.pread, "the small device's window is read with ReadAt")
+	readAll(t, sc.Read("big", math.MinInt64, math.MaxInt64, 0), noisyCols, 0)
+	require.False(t, sc.pread || sc.reader.pread)
+	for w, r := range sc.readers {
+		require.False(t, r.pread, "reader %d decodes whole chunks from the mapping", w)
+	}
+}

@@ -282,6 +282,21 @@ func (s *Scanner) ReadIndexFiltered(i int, start, end int64, batchRows int, f *R
 	return g
 }
 
+// Windowed reports whether ReadIndexFiltered of device i in [start, end)
+// with a filter reads the device a range of rows at a time, rather than
+// from row groups decoded whole and shared by the devices they hold.
+func (s *Scanner) Windowed(i int, start, end int64) bool {
+	if i < 0 || i >= len(s.f.devices) {
+		return false
+	}
+	for j, col := range s.cols {
+		if s.src[j] >= 0 && tablet.Width(col.Type) == 0 {
+			return false
+		}
+	}
+	return start != math.MinInt64 || end != math.MaxInt64 || s.f.starts[i+1]-s.f.starts[i] >= filterMinRows
+}
+
 // GroupCursor iterates the batches of one Scanner.Read.
 type GroupCursor struct {
 	s          *Scanner
@@ -702,6 +717,9 @@ func (s *Scanner) decode(rg int) (t *tablet.Tablet, err error) {
 	workers := par.CPUs(len(fast))
 	for len(s.readers) < workers {
 		s.readers = append(s.readers, &chunkReader{})
+	}
+	for _, r := range s.readers {
+		r.pread = false // whole chunks: from the mapping
 	}
 	errs := par.Do(len(fast), workers, func(w, i int) error { return one(s.readers[w], fast[i]) })
 	for i := range fast {
