@@ -111,14 +111,13 @@ type Rows struct {
 	dels [][]memtable.DeleteRange
 
 	// A filtered scan of every device (or a prefix) reads the first batch
-	// of the next device on a goroutine while the caller takes the
-	// current one's (see readAhead): with a second scanner per file
-	// (spare) and a filter of its own (aheadFilter: a filter keeps
-	// scratch memory); the two sets swap when the device read ahead
-	// becomes the current one.
-	ahead       *aheadRead
-	aheadFilter *segment.RowFilter
-	spare       []*segment.Scanner
+	// of the next devices on goroutines while the caller takes the
+	// current one's (see readAhead). Each device read ahead has a set of
+	// scanners of its own, with its own filter (a filter keeps scratch
+	// memory); r.scanners and r.rowFilter are the current device's set,
+	// and become free when the device read ahead next becomes current.
+	aheads []*aheadRead // for devices[next], devices[next+1], … in order
+	free   []scanSet    // sets no device uses
 
 	next   int     // index of the next device to read
 	cur    *merger // rows of devices[next-1] not yet returned: &merge, or nil
@@ -211,16 +210,21 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 		r.where = f
 		// Compiled again, against the columns placed above: the same
 		// filter with scratch of its own for each set of scanners, which
-		// run on two goroutines at once (see readAhead), while r.where
+		// run on goroutines of their own (see readAhead), while r.where
 		// filters the batches.
-		for _, rf := range []**segment.RowFilter{&r.rowFilter, &r.aheadFilter} {
+		for k := range 1 + readAheadDevices {
 			same, err := compileWhere(req.Where, ty, func(p *schema.Property) int {
 				return slices.IndexFunc(r.props, func(q schema.Property) bool { return q.ID == p.ID })
 			})
 			if err != nil {
 				return nil, fmt.Errorf("scan: %w", err)
 			}
-			*rf = &segment.RowFilter{Cols: same.columns(nil), Keep: same.rows}
+			rf := &segment.RowFilter{Cols: same.columns(nil), Keep: same.rows}
+			if k == 0 {
+				r.rowFilter = rf
+			} else {
+				r.free = append(r.free, scanSet{filter: rf})
+			}
 		}
 	}
 	r.refs = make([]memtable.ColumnRef, len(r.props))
@@ -591,12 +595,14 @@ func (r *Rows) Next() (Batch, bool) {
 		r.next++
 		clear(r.srcs)
 		srcs := r.srcs[:0]
-		if a := r.ahead; a != nil {
-			// The device read ahead (always this one): its scanners
-			// become the scan's, and the others are free for the next.
+		if len(r.aheads) > 0 {
+			// The first device read ahead (always this one): its set
+			// becomes the current one, and the last device's is free.
+			a := r.aheads[0]
 			<-a.done
-			r.ahead = nil
-			r.swapSets()
+			r.aheads = slices.Delete(r.aheads, 0, 1)
+			r.free = append(r.free, scanSet{scanners: r.scanners, filter: r.rowFilter})
+			r.scanners, r.rowFilter = a.set.scanners, a.set.filter
 			r.srcs = append(srcs, &firstThen{first: a.first, err: a.err, rest: a.src})
 			r.stable = !r.reuse
 			r.merge.reset(r.srcs, r.batchRows)
@@ -659,71 +665,79 @@ func (r *Rows) filesOf(d *scanDevice, found []fileHit) []fileHit {
 	return found
 }
 
-// aheadRead is the first batch of devices[dev], read on a goroutine.
+// readAheadDevices is how many devices a filtered scan reads ahead: with
+// one, the caller still waited for it a quarter of the time.
+const readAheadDevices = 2
+
+// scanSet is a scanner per file (made when first needed) and the filter
+// its scanners use.
+type scanSet struct {
+	scanners []*segment.Scanner
+	filter   *segment.RowFilter
+}
+
+// aheadRead is the first batch of a device, read on a goroutine.
 type aheadRead struct {
+	set   scanSet   // its scanners: no other device uses them until it is done
 	src   runSource // the rest of the device's rows
 	first *tablet.Tablet
 	err   error
 	done  chan struct{} // closed once first and err are set
 }
 
-// readAhead starts reading the first batch of the next device, with the
-// spare scanners, if it is one a filtered scan reads from one file alone
-// (the devices' lists came from the directories): its windows are read
-// and filtered while the caller takes the current device's rows, which
-// kept one core busy of two. The current device's rows come from the
-// other scanners; the batch read ahead stays valid, as its scanners are
-// not used again before it is returned.
+// readAhead starts reading the first batch of each next device not read
+// ahead yet, while a set of scanners is free, if it is one a filtered scan
+// reads from one file alone by ranges of rows (the devices' lists came
+// from the directories): their windows are read and filtered while the
+// caller takes the current device's rows, which kept one core busy of
+// two. A set is free once the caller has moved past its device, so a
+// batch read ahead stays valid until it is returned.
 func (r *Rows) readAhead() {
-	if r.aheadFilter == nil || r.hits == nil || r.next >= len(r.devices) {
-		return
-	}
-	d := &r.devices[r.next]
-	if d.snapLo != d.snapHi {
-		return
-	}
-	var one [1]fileHit
-	found := r.filesOf(d, one[:0])
-	if len(found) != 1 {
-		return
-	}
-	if r.spare == nil {
-		r.spare = make([]*segment.Scanner, len(r.files))
-	}
-	// Only a device read by ranges of rows: a small one's rows come from
-	// a row group decoded whole, shared with the devices next to it,
-	// which a second set of scanners would decode a second time.
-	i, index := int(found[0].file), int(found[0].index)
-	if !r.scanner(r.spare, i).Windowed(index, d.lo, d.hi) {
-		return
-	}
-	a := &aheadRead{src: r.readFile(r.spare, i, index, d, r.aheadFilter), done: make(chan struct{})}
-	r.ahead = a
-	go func() {
-		defer close(a.done)
-		defer func() {
-			if p := recover(); p != nil {
-				a.err = fmt.Errorf("reading ahead: %v: %w", p, errs.ErrInternal)
-			}
+	for r.hits != nil && len(r.free) > 0 && r.next+len(r.aheads) < len(r.devices) {
+		d := &r.devices[r.next+len(r.aheads)]
+		if d.snapLo != d.snapHi {
+			return
+		}
+		var one [1]fileHit
+		found := r.filesOf(d, one[:0])
+		if len(found) != 1 {
+			return
+		}
+		set := &r.free[len(r.free)-1]
+		if set.scanners == nil {
+			set.scanners = make([]*segment.Scanner, len(r.files))
+		}
+		// Only a device read by ranges of rows: a small one's rows come
+		// from a row group decoded whole, shared with the devices next to
+		// it, which another set of scanners would decode again.
+		i, index := int(found[0].file), int(found[0].index)
+		if !r.scanner(set.scanners, i).Windowed(index, d.lo, d.hi) {
+			return
+		}
+		a := &aheadRead{set: *set, done: make(chan struct{})}
+		r.free = r.free[:len(r.free)-1]
+		a.src = r.readFile(a.set.scanners, i, index, d, a.set.filter)
+		r.aheads = append(r.aheads, a)
+		go func() {
+			defer close(a.done)
+			defer func() {
+				if p := recover(); p != nil {
+					a.err = fmt.Errorf("reading ahead: %v: %w", p, errs.ErrInternal)
+				}
+			}()
+			a.first, a.err = a.src.Next()
 		}()
-		a.first, a.err = a.src.Next()
-	}()
-}
-
-// swapSets makes the spare scanners and their filter the scan's, and the
-// scan's the spare ones. They go together: a filter's scratch belongs to
-// the goroutine that reads with its scanners.
-func (r *Rows) swapSets() {
-	r.scanners, r.spare = r.spare, r.scanners
-	r.rowFilter, r.aheadFilter = r.aheadFilter, r.rowFilter
-}
-
-// waitAhead waits for a read ahead in flight, before the scanners go.
-func (r *Rows) waitAhead() {
-	if r.ahead != nil {
-		<-r.ahead.done
-		r.ahead = nil
 	}
+}
+
+// waitAhead waits for the reads ahead in flight, before the scanners go;
+// their sets are free again.
+func (r *Rows) waitAhead() {
+	for _, a := range r.aheads {
+		<-a.done
+		r.free = append(r.free, a.set)
+	}
+	r.aheads = nil
 }
 
 // firstThen is a source whose first batch was read already.
@@ -777,15 +791,16 @@ func (r *Rows) finish() {
 	for _, f := range r.files {
 		f.unref()
 	}
-	r.files, r.scanners, r.spare, r.devices, r.cur = nil, nil, nil, nil, nil
+	r.files, r.scanners, r.free, r.devices, r.cur = nil, nil, nil, nil, nil
 	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos, r.found = merger{}, nil, nil, nil, nil, nil, nil
 }
 
 // releaseScanners gives the scanners' decoded rows back to Buffers.
 func (r *Rows) releaseScanners() {
 	r.waitAhead()
-	for _, set := range [][]*segment.Scanner{r.scanners, r.spare} {
-		for _, s := range set {
+	sets := append([]scanSet{{scanners: r.scanners}}, r.free...)
+	for _, set := range sets {
+		for _, s := range set.scanners {
 			if s != nil {
 				s.Release()
 			}
@@ -844,6 +859,6 @@ func (r *Rows) Close() {
 	for _, m := range r.mems {
 		m.Release()
 	}
-	r.files, r.mems, r.scanners, r.spare, r.devices, r.cur = nil, nil, nil, nil, nil, nil
+	r.files, r.mems, r.scanners, r.free, r.devices, r.cur = nil, nil, nil, nil, nil, nil
 	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos, r.found = merger{}, nil, nil, nil, nil, nil, nil
 }
