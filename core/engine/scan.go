@@ -48,8 +48,8 @@ type ScanRequest struct {
 	// Buffers, with ReuseBatches, supplies the memory that flushed rows
 	// are decoded into (segment.Scanner.Buffers): the C ABI decodes into
 	// blocks its result batches then point to, so that those rows too
-	// are written once. Its methods may be called from two goroutines at
-	// once (a filtered scan reads a device ahead).
+	// are written once. Its methods may be called from several
+	// goroutines at once (a filtered scan reads devices ahead).
 	Buffers segment.Buffers
 }
 
@@ -595,6 +595,7 @@ func (r *Rows) Next() (Batch, bool) {
 		r.next++
 		clear(r.srcs)
 		srcs := r.srcs[:0]
+		var rf *segment.RowFilter
 		if len(r.aheads) > 0 {
 			// The first device read ahead (always this one): its set
 			// becomes the current one, and the last device's is free.
@@ -603,35 +604,31 @@ func (r *Rows) Next() (Batch, bool) {
 			r.aheads = slices.Delete(r.aheads, 0, 1)
 			r.free = append(r.free, scanSet{scanners: r.scanners, filter: r.rowFilter})
 			r.scanners, r.rowFilter = a.set.scanners, a.set.filter
-			r.srcs = append(srcs, &firstThen{first: a.first, err: a.err, rest: a.src})
-			r.stable = !r.reuse
-			r.merge.reset(r.srcs, r.batchRows)
-			r.cur = &r.merge
-			r.readAhead()
-			continue
-		}
-		found := r.found[:0] // the files holding the device's rows in range
-		if r.hits != nil {
-			found = r.filesOf(&d, found)
+			rf = r.rowFilter
+			srcs = append(srcs, &firstThen{first: a.first, err: a.err, rest: a.src})
 		} else {
-			if len(r.filePos) != len(r.files) {
-				r.filePos = make([]int, len(r.files))
-			}
-			for i, f := range r.files {
-				if hasNext(f, &r.filePos[i], d.name, d.lo, d.hi-1) {
-					found = append(found, fileHit{file: int32(i), index: int32(r.filePos[i])}) // hasNext left the file's position at the device
+			found := r.found[:0] // the files holding the device's rows in range
+			if r.hits != nil {
+				found = r.filesOf(&d, found)
+			} else {
+				if len(r.filePos) != len(r.files) {
+					r.filePos = make([]int, len(r.files))
+				}
+				for i, f := range r.files {
+					if hasNext(f, &r.filePos[i], d.name, d.lo, d.hi-1) {
+						found = append(found, fileHit{file: int32(i), index: int32(r.filePos[i])}) // hasNext left the file's position at the device
+					}
 				}
 			}
-		}
-		r.found = found
-		// A file that alone holds the device's rows may filter them as it
-		// reads: no newer row of another source can replace a row it drops.
-		var rf *segment.RowFilter
-		if len(found) == 1 && d.snapLo == d.snapHi {
-			rf = r.rowFilter
-		}
-		for _, h := range found {
-			srcs = append(srcs, r.readFile(r.scanners, int(h.file), int(h.index), &d, rf))
+			r.found = found
+			// A file that alone holds the device's rows may filter them as it
+			// reads: no newer row of another source can replace a row it drops.
+			if len(found) == 1 && d.snapLo == d.snapHi {
+				rf = r.rowFilter
+			}
+			for _, h := range found {
+				srcs = append(srcs, r.readFile(r.scanners, int(h.file), int(h.index), &d, rf))
+			}
 		}
 		r.stable = !r.reuse || len(srcs) == 0 // no file's reused buffers among them
 		for k := d.snapLo; k < d.snapHi; k++ {

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -402,108 +401,6 @@ func TestWhereReadsFilesAtTheKeptRows(t *testing.T) {
 				}
 				require.Equal(t, want, got, "%+v props %v reuse %v", c.w, props, reuse)
 			}
-		}
-	}
-}
-
-// countedBuffers is a Buffers that counts the memory not yet given back
-// and scribbles over what is given back, as a pool handing it to the
-// next Get would.
-type countedBuffers struct {
-	mu   sync.Mutex
-	held int
-}
-
-func (c *countedBuffers) Get(n int) []byte {
-	c.mu.Lock()
-	c.held++
-	c.mu.Unlock()
-	return make([]byte, n)
-}
-
-func (c *countedBuffers) Put(b []byte) {
-	for i := range b {
-		b[i] = 0xa5
-	}
-	c.mu.Lock()
-	c.held--
-	c.mu.Unlock()
-}
-
-// TestFilteredScanReadsTheNextDeviceAhead: a filtered scan of many
-// devices reads each next device's first batch on a goroutine. The rows
-// are the model's whether the batches are reused (their memory given
-// back to Buffers, which scribbles over it) or not, with devices that
-// cannot be read ahead (memtable rows, several files) among them; a scan
-// closed after any batch gives every buffer back.
-func TestFilteredScanReadsTheNextDeviceAhead(t *testing.T) {
-	db, _ := openDisk(t, Options{AutoCreate: true})
-	rng := rand.New(rand.NewPCG(12, 4))
-	rows := func(n int, t0 int64) *tablet.Tablet {
-		times, xs, ks := make([]int64, n), make([]float64, n), make([]int64, n)
-		for i := range n {
-			times[i], xs[i], ks[i] = t0+int64(i), rng.Float64(), int64(rng.IntN(5))
-		}
-		return &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Doubles("x", xs, nil), tablet.Int64s("k", ks, nil)}}
-	}
-	// d01 starts 1,536 rows before the end of the first row group
-	// (65,536 rows): its first window, read ahead, is small, and its
-	// second is read while d02's first is read ahead, at once.
-	for d := range 30 {
-		n := []int{64_000, 70_000, 70_000}[min(d, 2)]
-		if d > 2 {
-			n = 500 + d*300
-		}
-		require.NoError(t, db.Insert("A", fmt.Sprintf("d%02d", d), rows(n, 0)))
-	}
-	require.NoError(t, db.Flush())
-	require.NoError(t, db.Insert("A", "d07", rows(300, 100_000))) // a second file
-	require.NoError(t, db.Flush())
-	require.NoError(t, db.Insert("A", "d11", rows(50, 200)))    // the memtable overwrites
-	require.NoError(t, db.Insert("A", "d29", rows(50, 50_000))) // the last device
-	all := rowsOf(t, db, "A")
-	w := Where{And: []Where{{Cond: &Cond{Property: "x", Op: ">", Value: 0.7}}, {Cond: &Cond{Property: "k", Op: "!=", Value: int64(2)}}}}
-	want := map[string]map[int64]map[string]any{}
-	for dev, byTime := range all {
-		for tm, r := range byTime {
-			if r["x"].(float64) > 0.7 && r["k"].(int64) != 2 {
-				if want[dev] == nil {
-					want[dev] = map[int64]map[string]any{}
-				}
-				want[dev][tm] = r
-			}
-		}
-	}
-	for _, reuse := range []bool{false, true} {
-		bufs := &countedBuffers{}
-		scan, err := db.Scan(context.Background(), ScanRequest{Type: "A", Where: &w, ReuseBatches: reuse, Buffers: bufs, BatchRows: 700})
-		require.NoError(t, err)
-		got := map[string]map[int64]map[string]any{}
-		batches := 0
-		for b, ok := scan.Next(); ok; b, ok = scan.Next() {
-			batches++
-			for i, tm := range b.Rows.Times {
-				if got[b.Device] == nil {
-					got[b.Device] = map[int64]map[string]any{}
-				}
-				got[b.Device][tm] = map[string]any{"x": b.Rows.Columns[0].Value(i), "k": b.Rows.Columns[1].Value(i)}
-			}
-		}
-		require.NoError(t, scan.Err())
-		scan.Close()
-		require.Equal(t, want, got, "reuse %v", reuse)
-		require.Zero(t, bufs.held, "reuse %v: every buffer given back", reuse)
-		// Closed after any batch, a read ahead in flight or not.
-		for stop := range min(batches, 12) {
-			bufs := &countedBuffers{}
-			scan, err := db.Scan(context.Background(), ScanRequest{Type: "A", Where: &w, ReuseBatches: reuse, Buffers: bufs, BatchRows: 700})
-			require.NoError(t, err)
-			for range stop + 1 {
-				_, ok := scan.Next()
-				require.True(t, ok)
-			}
-			scan.Close()
-			require.Zero(t, bufs.held, "reuse %v, closed after %d batches", reuse, stop+1)
 		}
 	}
 }

@@ -21,8 +21,9 @@ import (
 	"github.com/arcadego/arcadego/core/schema"
 )
 
-// File is an open file written by Writer. Its footer is parsed once, by
-// Open; it is safe for concurrent use by any number of Cursors.
+// File is an open file written by Writer: made by Open, which parses its
+// footer once, or by Writer.File, which knows it. It is safe for
+// concurrent use by any number of Cursors.
 type File struct {
 	path     string
 	f        *os.File
@@ -100,6 +101,14 @@ func Open(path string, size int64) (_ *File, err error) {
 	return sf, nil
 }
 
+// indexColumns maps each layout column's id to its index (byID).
+func (f *File) indexColumns() {
+	f.byID = make(map[schema.PropertyID]int, len(f.layout.Columns))
+	for i, c := range f.layout.Columns {
+		f.byID[c.ID] = i
+	}
+}
+
 // ready finishes a File whose directory and chunk table are loaded.
 func (f *File) ready() {
 	// The device filter is built now, with the directory at hand (files
@@ -118,11 +127,11 @@ func (f *File) ready() {
 	}
 }
 
-// metadata returns the Parquet footer, for the library's reader: read
-// on first use from a File that Writer.File made, which never read it,
-// with every check Open makes (against the arcadego metadata and the
-// chunk table), and the chunk table found the one in hand: a footer
-// changed since the write is corruption, not another column's pages.
+// metadata returns the Parquet footer, for the library's reader. A File
+// that Writer.File made reads it on first use, with every check Open makes
+// (against the arcadego metadata and the chunk table), and checks that the
+// layout and chunk table found are the ones in hand: a footer changed
+// since the write is corruption, not another column's pages.
 func (f *File) metadata() (*metadata.FileMetaData, error) {
 	f.metaOnce.Do(func() {
 		if f.meta != nil {
@@ -214,10 +223,7 @@ func (f *File) load() (err error) {
 			return err
 		}
 	}
-	f.byID = make(map[schema.PropertyID]int, len(f.layout.Columns))
-	for i, c := range f.layout.Columns {
-		f.byID[c.ID] = i
-	}
+	f.indexColumns()
 	// Read whole column chunks (the default), so checkedReader sees each
 	// one in a single ReadAt and can verify its checksum.
 	f.props = parquet.NewReaderProperties(nil)

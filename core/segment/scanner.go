@@ -42,7 +42,7 @@ type Scanner struct {
 	// a small device is then read a page range at a time instead of
 	// decoding its whole row group, which a scan of every device shares.
 	Sparse bool
-	pread  bool // the window being read is a point read's (see window)
+	pread  bool // the window being read is a point read's (see setPread)
 
 	f       *File
 	cols    []Column
@@ -420,8 +420,7 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	}
 	// A point read's few pages are read, not faulted in (see
 	// chunkReader.pread).
-	s.pread = s.Sparse && cut-from <= preadRows
-	s.reader.pread = s.pread
+	s.setPread(s.Sparse && cut-from <= preadRows)
 	times, timeValid := s.takeTimes(1, cut-from)
 	tvals := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(times))), 8*len(times))
 	var vals, valids [][]byte
@@ -534,6 +533,22 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	return t, past, nil
 }
 
+// setPread says whether the scanner's readers read pages with ReadAt
+// (see chunkReader.pread): for the window being read, all of them.
+func (s *Scanner) setPread(on bool) {
+	s.pread, s.reader.pread = on, on
+	for _, r := range s.readers {
+		r.pread = on
+	}
+}
+
+// growReaders makes readers for n workers, reading as setPread said.
+func (s *Scanner) growReaders(n int) {
+	for len(s.readers) < n {
+		s.readers = append(s.readers, &chunkReader{pread: s.pread})
+	}
+}
+
 // preadRows is the most rows of a point read's window that are read with
 // ReadAt rather than from the mapping: a few pages per column.
 const preadRows = 4096
@@ -635,12 +650,7 @@ func (s *Scanner) each(n int, parallel bool, fn func(r *chunkReader, i int) erro
 	if parallel {
 		workers = par.CPUs(n)
 	}
-	for len(s.readers) < workers {
-		s.readers = append(s.readers, &chunkReader{})
-	}
-	for _, r := range s.readers {
-		r.pread = s.pread
-	}
+	s.growReaders(workers)
 	for _, e := range par.Do(n, workers, func(w, i int) error {
 		if workers == 1 {
 			return fn(&s.reader, i)
@@ -677,7 +687,7 @@ func (s *Scanner) decode(rg int) (t *tablet.Tablet, err error) {
 	}()
 	grp := &s.f.groups[rg]
 	n := int(grp.rows)
-	s.pread, s.reader.pread = false, false
+	s.setPread(false) // whole chunks: from the mapping
 	t = &tablet.Tablet{Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}
 	// Tasks: -1 is the time column, j >= 0 is s.cols[j].
 	var fast, slow []int
@@ -715,12 +725,7 @@ func (s *Scanner) decode(rg int) (t *tablet.Tablet, err error) {
 		return err
 	}
 	workers := par.CPUs(len(fast))
-	for len(s.readers) < workers {
-		s.readers = append(s.readers, &chunkReader{})
-	}
-	for _, r := range s.readers {
-		r.pread = false // whole chunks: from the mapping
-	}
+	s.growReaders(workers)
 	errs := par.Do(len(fast), workers, func(w, i int) error { return one(s.readers[w], fast[i]) })
 	for i := range fast {
 		var err error

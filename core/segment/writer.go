@@ -226,23 +226,24 @@ func (w *Writer) start() {
 			props = append(props, parquet.WithDictionaryFor(c.Name, true))
 		}
 	}
-	w.plain = make([]bool, len(w.layout.Columns))
-	for _, i := range w.plainColumns() {
-		w.plain[i] = true
-		props = append(props, parquet.WithCompressionFor(w.layout.Columns[i].Name, compress.Codecs.Uncompressed))
+	w.plain = w.plainColumns()
+	for i, plain := range w.plain {
+		if plain {
+			props = append(props, parquet.WithCompressionFor(w.layout.Columns[i].Name, compress.Codecs.Uncompressed))
+		}
 	}
 	// The magic is written into the bufio buffer, which cannot fail.
 	w.pw = file.NewParquetWriter(w.out, w.schema, file.WithWriterProps(parquet.NewWriterProperties(props...)))
 }
 
-// plainColumns returns the layout indexes of the fixed-width property
-// columns that Snappy shrinks by less than a tenth, judged on a sample of the buffered rows
-// (random-looking doubles, say). Written uncompressed they cost the same
+// plainColumns says, per layout column, whether it is a fixed-width
+// property column that Snappy shrinks by less than a tenth, judged on a
+// sample of the buffered rows (random-looking doubles, say). Written uncompressed they cost the same
 // bytes, and a read takes their values from the page as they are instead
 // of through a decompression, which copies every byte once more; a read
 // of a few rows of a page (a filtered scan) takes only those.
-func (w *Writer) plainColumns() []int {
-	var plain []int
+func (w *Writer) plainColumns() []bool {
+	plain := make([]bool, len(w.layout.Columns))
 	var enc []byte
 	for i := range w.layout.Columns {
 		sample := w.cols[i].fixedBytes(plainSample)
@@ -250,9 +251,7 @@ func (w *Writer) plainColumns() []int {
 			continue // too few rows to judge: Snappy, as before
 		}
 		enc = snappy.Encode(enc[:cap(enc)], sample)
-		if len(enc)*10 > len(sample)*9 {
-			plain = append(plain, i)
-		}
+		plain[i] = len(enc)*10 > len(sample)*9
 	}
 	return plain
 }
@@ -746,10 +745,7 @@ func (w *Writer) File() (*File, error) {
 		fh.Close()
 		return nil, fmt.Errorf("segment: %s: %w", w.path, err)
 	}
-	f.byID = make(map[schema.PropertyID]int, len(f.layout.Columns))
-	for i, c := range f.layout.Columns {
-		f.byID[c.ID] = i
-	}
+	f.indexColumns()
 	f.ready()
 	return f, nil
 }
