@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -421,8 +422,28 @@ func BenchmarkDirectWriteManyDevices(b *testing.B) {
 	defer db.Close()
 	require.NoError(b, db.Exec("CREATE DOCUMENT TYPE M; CREATE PROPERTY M.f0 DOUBLE; CREATE PROPERTY M.f1 DOUBLE; "+
 		"CREATE PROPERTY M.f2 DOUBLE; CREATE PROPERTY M.f3 DOUBLE; CREATE PROPERTY M.f4 DOUBLE"))
+	batch := manyDevicesBatch(devices, per)
+	b.ReportAllocs()
+	for i := range b.N {
+		b.StopTimer()
+		t := batch(i)
+		b.StartTimer()
+		if err := db.InsertLong("M", "device", t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if db.Stats().DirectWrites != uint64(b.N) {
+		b.Fatalf("%d direct writes for %d batches", db.Stats().DirectWrites, b.N)
+	}
+	b.ReportMetric(float64(devices*per*b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
+}
+
+// manyDevicesBatch returns a maker of long-format batches k = 0, 1, ...:
+// time + 5 DOUBLE (f0..f4) over devices new devices of per rows each,
+// named plant-PP/dev-NNNNNN.
+func manyDevicesBatch(devices, per int) func(k int) *tablet.Tablet {
 	rng := rand.New(rand.NewPCG(1, 2))
-	batch := func(k int) *tablet.Tablet {
+	return func(k int) *tablet.Tablet {
 		names := make([]string, 0, devices*per)
 		times := make([]int64, 0, devices*per)
 		for d := range devices {
@@ -441,19 +462,43 @@ func BenchmarkDirectWriteManyDevices(b *testing.B) {
 		}
 		return t
 	}
+}
+
+// BenchmarkPointRead: one device's 10 rows (time + 5 DOUBLE) from a
+// type of 1,000,000 devices written in ten long-format batches, a random
+// device each time, as the C ABI scans (batches reused).
+func BenchmarkPointRead(b *testing.B) {
+	const devices, per, files = 100_000, 10, 10
+	db, err := Open(filepath.Join(b.TempDir(), "db"), Options{Sync: wal.SyncOff})
+	require.NoError(b, err)
+	defer db.Close()
+	require.NoError(b, db.Exec("CREATE DOCUMENT TYPE M; CREATE PROPERTY M.f0 DOUBLE; CREATE PROPERTY M.f1 DOUBLE; "+
+		"CREATE PROPERTY M.f2 DOUBLE; CREATE PROPERTY M.f3 DOUBLE; CREATE PROPERTY M.f4 DOUBLE"))
+	batch := manyDevicesBatch(devices, per)
+	for k := range files {
+		require.NoError(b, db.InsertLong("M", "device", batch(k)))
+	}
+	// Written straight to files (no flush, so no compaction runs during
+	// the reads), as bench_devices.py's ingest leaves them.
+	require.Equal(b, uint64(files), db.Stats().DirectWrites)
+	rng := rand.New(rand.NewPCG(3, 4))
 	b.ReportAllocs()
-	for i := range b.N {
-		b.StopTimer()
-		t := batch(i)
-		b.StartTimer()
-		if err := db.InsertLong("M", "device", t); err != nil {
+	b.ResetTimer()
+	for range b.N {
+		d := rng.IntN(devices * files)
+		rows, err := db.Scan(context.Background(), ScanRequest{Type: "M", Devices: []string{fmt.Sprintf("plant-%02d/dev-%06d", d%devices%100, d)}, ReuseBatches: true})
+		if err != nil {
 			b.Fatal(err)
 		}
+		n := 0
+		for bt, ok := rows.Next(); ok; bt, ok = rows.Next() {
+			n += bt.Rows.Rows()
+		}
+		if err := rows.Err(); err != nil || n != per {
+			b.Fatalf("read %d rows: %v", n, err)
+		}
+		rows.Close()
 	}
-	if db.Stats().DirectWrites != uint64(b.N) {
-		b.Fatalf("%d direct writes for %d batches", db.Stats().DirectWrites, b.N)
-	}
-	b.ReportMetric(float64(devices*per*b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
 }
 
 // TestDirectLongWritesMatchTheLogPath: long-format batches (devices

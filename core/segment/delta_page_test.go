@@ -95,21 +95,22 @@ func TestDeltaDecodeRejectsGarbage(t *testing.T) {
 	good = append(good, 0, 0, 0, 0)
 	good = binary.AppendUvarint(good, 2)
 	good = append(good, 0, 0, 0, 0)
-	require.NoError(t, decodeDeltaInt64(good, 300, out))
+	require.NoError(t, decodeDeltaInt64(good, 300, 300, out))
 	require.Equal(t, uint64(5+299), binary.LittleEndian.Uint64(out[8*299:]))
 	for n := range len(good) - 1 {
-		require.Error(t, decodeDeltaInt64(good[:n], 300, out), "truncated to %d bytes", n)
+		require.Error(t, decodeDeltaInt64(good[:n], 300, 300, out), "truncated to %d bytes", n)
 	}
-	require.Error(t, decodeDeltaInt64(good, 299, out), "a count that is not the page's")
+	require.Error(t, decodeDeltaInt64(good, 299, 299, out), "a count that is not the page's")
 	bad := append([]byte(nil), good...)
 	bad[len(bad)-4] = 65 // a bit width past 64
-	require.Error(t, decodeDeltaInt64(bad, 300, out))
+	require.Error(t, decodeDeltaInt64(bad, 300, 300, out))
 	rng := rand.New(rand.NewPCG(1, 1))
 	for range 2000 {
 		junk := make([]byte, rng.IntN(64))
 		for i := range junk {
 			junk[i] = byte(rng.Uint32())
 		}
-		_ = decodeDeltaInt64(junk, 1+rng.IntN(300), out) // must not panic
+		k := 1 + rng.IntN(300)
+		_ = decodeDeltaInt64(junk, k, rng.IntN(k+2), out) // must not panic
 	}
 }

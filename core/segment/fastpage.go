@@ -80,8 +80,10 @@ const encDeltaBinaryPacked = 5
 // size, miniblocks per block, value count and first value (zigzag), then
 // blocks of a min delta (zigzag), one bit width per miniblock and the
 // miniblocks, each the deltas less the min delta, bit-packed LSB first.
-// Sums wrap, as the format says.
-func decodeDeltaInt64(src []byte, k int, out []byte) error {
+// Sums wrap, as the format says. Only the first need values are decoded
+// (each is the sum of the deltas before it): a point read wants a few
+// rows near a page's start.
+func decodeDeltaInt64(src []byte, k, need int, out []byte) error {
 	bad := func(what string) error { return fmt.Errorf("delta-encoded page: %s", what) }
 	uvarint := func() (uint64, bool) {
 		v, n := binary.Uvarint(src)
@@ -108,7 +110,9 @@ func decodeDeltaInt64(src []byte, k int, out []byte) error {
 	per := int(blockSize / miniblocks)
 	v := zigzag(first)
 	binary.LittleEndian.PutUint64(out, v)
-	for i := 1; i < k; {
+	need = min(max(need, 1), k)
+	var last [32*8 + 8]byte // a page's last miniblocks (of 32 values), padded
+	for i := 1; i < need; {
 		md, ok := uvarint()
 		if !ok || uint64(len(src)) < miniblocks {
 			return bad("truncated block")
@@ -117,8 +121,8 @@ func decodeDeltaInt64(src []byte, k int, out []byte) error {
 		widths := src[:miniblocks]
 		src = src[miniblocks:]
 		for _, w := range widths {
-			if i == k {
-				break // the bodies of unneeded miniblocks are absent
+			if i >= need {
+				break // unneeded, or absent past the page's values
 			}
 			if w > 64 {
 				return bad(fmt.Sprintf("bit width %d", w))
@@ -127,9 +131,20 @@ func decodeDeltaInt64(src []byte, k int, out []byte) error {
 			if len(src) < size {
 				return bad("truncated miniblock")
 			}
-			mb := src[:size]
+			// Each value is read as 8 (or 9) bytes from its first, and
+			// the bits past it masked off: so the miniblock is read where
+			// it is when 8 bytes follow it, else from a padded copy.
+			mb := src
+			if len(src) < size+8 {
+				if size+8 <= len(last) {
+					mb = last[:size+8]
+				} else {
+					mb = make([]byte, size+8) // miniblocks of over 32 values: not this writer's
+				}
+				copy(mb, src[:size])
+			}
 			src = src[size:]
-			n := min(per, k-i)
+			n := min(per, need-i)
 			dst := out[i*8 : (i+n)*8]
 			if w == 0 {
 				for j := 0; j+8 <= len(dst); j += 8 {
@@ -142,7 +157,7 @@ func decodeDeltaInt64(src []byte, k int, out []byte) error {
 			mask := ^uint64(0) >> (64 - w)
 			for j := range n {
 				bit := j * int(w)
-				d := le64Tail(mb, bit>>3) >> (bit & 7)
+				d := binary.LittleEndian.Uint64(mb[bit>>3:]) >> (bit & 7)
 				if bit&7+int(w) > 64 {
 					d |= uint64(mb[bit>>3+8]) << (64 - bit&7)
 				}
@@ -153,18 +168,6 @@ func decodeDeltaInt64(src []byte, k int, out []byte) error {
 		}
 	}
 	return nil
-}
-
-// le64Tail reads 8 bytes little endian at b[i:], zeros past b's end.
-func le64Tail(b []byte, i int) uint64 {
-	if i+8 <= len(b) {
-		return binary.LittleEndian.Uint64(b[i:])
-	}
-	var x uint64
-	for k := len(b) - 1; k >= i; k-- {
-		x = x<<8 | uint64(b[k])
-	}
-	return x
 }
 
 // fastChunk decodes rows [lo, hi) of column j of row group g (rows rows)
@@ -228,7 +231,7 @@ func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional
 	buf := pages
 	for at, pg := range c.pages[p0:p1] {
 		b := buf[:pg.length]
-		if f.data == nil || r.pread || !f.pageChecked(pg.seq) { // a ReadAt's bytes are fresh
+		if f.data == nil || !f.pageChecked(pg.seq) { // once a page per process, mapped or pread: File.checked
 			if crc32.Checksum(b, castagnoli) != pg.crc {
 				return 0, fmt.Errorf("column chunk at %d, page %d: checksum mismatch", c.offset, p0+at)
 			}
@@ -288,7 +291,7 @@ func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional
 		buf = buf[h.compressed:]
 		if delta {
 			r.values = grow(r.values, k*8)
-			if err := decodeDeltaInt64(page, k, r.values); err != nil {
+			if err := decodeDeltaInt64(page, k, b, r.values); err != nil {
 				return 0, err
 			}
 			page = r.values

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import json
 from collections.abc import Iterator
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -134,7 +135,7 @@ class Result:
         batch. Each iteration runs the scan again."""
         pa = _optional.pyarrow()
         if pa is not None:
-            reader = pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__())
+            reader = self._reader(pa)
             try:
                 yield from reader
             except (OSError, pa.ArrowException) as e:
@@ -173,6 +174,16 @@ class Result:
         return {k: np.array(v, dtype=object if any(x is None or isinstance(x, str) for x in v) else None)
                 for k, v in self.to_pydict().items()}
 
+    def _reader(self, pa: ModuleType) -> Any:
+        """Run the scan as a pyarrow.RecordBatchReader: imported from the
+        stream's address, without the capsule and its registry that
+        ``__arrow_c_stream__`` needs for consumers that keep it."""
+        address = self._scan()
+        try:
+            return pa.RecordBatchReader._import_from_c(address)  # moves the stream out
+        finally:
+            _cdata.release_stream(address)  # frees the struct (and releases the stream if not moved)
+
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """Run the scan and return it as an "arrow_array_stream" PyCapsule
         (the Arrow PyCapsule interface). ``requested_schema`` is ignored."""
@@ -191,7 +202,7 @@ class Result:
         ``table.set_column(0, "device", table["device"].cast(pa.string()))``.
         """
         pa = _optional.require("pyarrow", "Result.to_arrow()")
-        reader = pa.RecordBatchReader._import_from_c_capsule(self.__arrow_c_stream__())
+        reader = self._reader(pa)
         # A batch at a time from Python, not read_all(): Ctrl-C is taken
         # between two batches instead of after the whole result.
         batches = []

@@ -256,14 +256,14 @@ def test_ctrl_c_stops_to_arrow_between_batches(mem_db: arcadego.Database,
         pytest.skip("Ctrl-C goes to the main thread")
     n = 200_000
     mem_db.insert("A", {"time": np.arange(n), "k": np.arange(n)}, device="d")
-    reading, sent = threading.Event(), threading.Event()
-    real_import = pa.RecordBatchReader._import_from_c_capsule
+    reading, sent, abandoned = threading.Event(), threading.Event(), threading.Event()
+    real_import = pa.RecordBatchReader._import_from_c
 
     class HeldReader:
         """The stream's reader, held before its second batch until Ctrl-C."""
 
-        def __init__(self, capsule: Any) -> None:
-            self._reader = real_import(capsule)
+        def __init__(self, address: int) -> None:
+            self._reader = real_import(address)
             self.schema = self._reader.schema
 
         def __iter__(self) -> Any:
@@ -280,7 +280,7 @@ def test_ctrl_c_stops_to_arrow_between_batches(mem_db: arcadego.Database,
         """pyarrow as to_arrow() sees it, with the held reader."""
 
         class RecordBatchReader:
-            _import_from_c_capsule = staticmethod(HeldReader)
+            _import_from_c = staticmethod(HeldReader)
 
         def __getattr__(self, name: str) -> Any:
             return getattr(pa, name)
@@ -291,7 +291,8 @@ def test_ctrl_c_stops_to_arrow_between_batches(mem_db: arcadego.Database,
 
     def send() -> None:
         reading.wait()
-        os.kill(os.getpid(), signal.SIGINT)
+        if not abandoned.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
         sent.set()
 
     sender = threading.Thread(target=send)
@@ -302,6 +303,9 @@ def test_ctrl_c_stops_to_arrow_between_batches(mem_db: arcadego.Database,
             mem_db.scan("A", batch_rows=10).to_arrow()  # 20,000 batches
             finished = True
     finally:
+        if not reading.is_set():  # the held reader was never reached: fail, not hang
+            abandoned.set()
+            reading.set()
         sender.join()
     assert not finished, "to_arrow read every batch before taking Ctrl-C"
     where = [entry for entry in e.traceback if entry.name == "to_arrow"]
