@@ -10,8 +10,12 @@ runs in its own fresh process. Figures, printed, never asserted:
  1. ingest: rows/s, counting the final close (arcadego) or CHECKPOINT +
     close (DuckDB); RSS growth of the ingesting process against the raw
     values (D x 10 x (8 + 5 x 8) bytes);
- 2. one device's rows: p50 and p99 over 200 random devices (arcadego:
-    scan(device=...); DuckDB: SELECT ... WHERE device = ?), after reopen;
+ 2. one device's rows: p50 and p99 over random devices, after reopen
+    (arcadego: scan(device=...), 2,000 reads, each a few tens of µs;
+    DuckDB: SELECT ... WHERE device = ?, 200 reads, each tens of ms). Of
+    200 samples the p99 is the second slowest, which the first reads of a
+    process (imports, first calls) decide; the first read is reported on
+    its own;
  3. devices(): the device list with row counts and time bounds (DuckDB:
     SELECT device, count(*), min(time), max(time) GROUP BY device);
  4. a 1% device-prefix scan: plant-07/ (DuckDB: WHERE device LIKE
@@ -129,7 +133,7 @@ def child_reads(a: dict) -> dict:
     import random
     devices, path = a["devices"], a["path"]
     rng = random.Random(5)
-    picks = [name(rng.randrange(devices)) for _ in range(200)]
+    picks = [name(rng.randrange(devices)) for _ in range(2000 if a["engine"] == "arcadego" else 200)]
     out: dict[str, Any] = {}
     if a["engine"] == "arcadego":
         import arcadego
@@ -168,6 +172,8 @@ def child_reads(a: dict) -> dict:
         r = one(dev)
         times.append(time.perf_counter() - t0)
         assert count(r) == PER_DEVICE, (dev, count(r))
+    out["one_first"], out["one_n"] = times[0], len(times)
+    out["one_p99_200"] = sorted(times[:200])[198]  # as measured before: 200 reads
     times.sort()
     out["one_p50"] = times[len(times) // 2]
     out["one_p99"] = times[int(len(times) * 0.99)]
@@ -248,8 +254,10 @@ def main() -> None:
         print(f"| long-format ingest, durable (M rows/s) | {rate(a[0]):.2f} | {rate(d[0]):.2f} |")
         print(f"| RSS growth of the ingest (× raw values) | {a[0]['rss_growth'] / 2**20:.0f} MiB "
               f"({a[0]['rss_growth'] / raw:.2f}×) | {d[0]['rss_growth'] / 2**20:.0f} MiB ({d[0]['rss_growth'] / raw:.2f}×) |")
-        print(f"| one device's rows, p50 / p99 | {fmt_s(a[1]['one_p50'])} / {fmt_s(a[1]['one_p99'])} | "
-              f"{fmt_s(d[1]['one_p50'])} / {fmt_s(d[1]['one_p99'])} |")
+        print(f"| one device's rows, p50 / p99 (over {a[1]['one_n']:,} / {d[1]['one_n']:,} reads) | "
+              f"{fmt_s(a[1]['one_p50'])} / {fmt_s(a[1]['one_p99'])} | {fmt_s(d[1]['one_p50'])} / {fmt_s(d[1]['one_p99'])} |")
+        print(f"| the first of those reads | {fmt_s(a[1]['one_first'])} | {fmt_s(d[1]['one_first'])} |")
+        print(f"| p99 of the first 200 reads only | {fmt_s(a[1]['one_p99_200'])} | {fmt_s(d[1]['one_p99_200'])} |")
         print(f"| devices() of {a[1]['devices_n']:,} devices | {fmt_s(a[1]['devices_s'])} | {fmt_s(d[1]['devices_s'])} |")
         print(f"| 1% device-prefix scan ({a[1]['prefix_rows']:,} rows) | {fmt_s(a[1]['prefix_s'])} | {fmt_s(d[1]['prefix_s'])} |")
         print(f"| last value of one column, every device | {fmt_s(a[1]['last_s'])} | {fmt_s(d[1]['last_s'])} |")
