@@ -80,9 +80,9 @@ const encDeltaBinaryPacked = 5
 // size, miniblocks per block, value count and first value (zigzag), then
 // blocks of a min delta (zigzag), one bit width per miniblock and the
 // miniblocks, each the deltas less the min delta, bit-packed LSB first.
-// Sums wrap, as the format says. Only the first need values are decoded
-// (each is the sum of the deltas before it): a point read wants a few
-// rows near a page's start.
+// Sums wrap, as the format says. Only the first need values are decoded:
+// a point read wants a few rows of a page, and each value is the sum of
+// the deltas before it, so decoding stops after the last one wanted.
 func decodeDeltaInt64(src []byte, k, need int, out []byte) error {
 	bad := func(what string) error { return fmt.Errorf("delta-encoded page: %s", what) }
 	uvarint := func() (uint64, bool) {
