@@ -95,7 +95,9 @@ class Result:
             status = getattr(_lib.lib, self._function)(handle, self._json, address, ctypes.byref(err))
             _lib.check(status, err)
         except BaseException:
-            _cdata.free(address)
+            # Released, not only freed: a Ctrl-C taken after a call that
+            # succeeded leaves a live stream (a failed call leaves none).
+            _cdata.release_stream(address)
             raise
         return address
 
@@ -122,7 +124,7 @@ class Result:
             status = getattr(_lib.lib, self._function)(handle, probe, address, ctypes.byref(err))
             _lib.check(status, err)
         except BaseException:
-            _cdata.free(address)
+            _cdata.release_stream(address)  # as in _scan
             raise
         _cdata.release_stream(address)
         if len(self._db._probed) >= 256:
@@ -178,6 +180,7 @@ class Result:
         """Run the scan as a pyarrow.RecordBatchReader: imported from the
         stream's address, without the capsule and its registry that
         ``__arrow_c_stream__`` needs for consumers that keep it."""
+        _cdata.sweep_stream_capsules()  # streams of capsules dropped unread, as __arrow_c_stream__ does
         address = self._scan()
         try:
             return pa.RecordBatchReader._import_from_c(address)  # moves the stream out

@@ -331,3 +331,39 @@ def test_interrupt_after_return_reaches_the_user_code() -> None:
     assert got == 7 and after == []
     assert info.tb is not None and info.tb.tb_frame.f_code.co_name == "test_interrupt_after_return_reaches_the_user_code"
     assert sys.getprofile() is None
+
+
+@pytest.mark.parametrize("at", ["scan", "read"])
+def test_ctrl_c_as_a_scan_call_returns_releases_its_stream(mem_db: arcadego.Database,
+                                                           monkeypatch: pytest.MonkeyPatch, at: str) -> None:
+    """A Ctrl-C taken just after the library started a scan (the call
+    returned success, the check of its status is interrupted) releases
+    the stream the call made, not only the struct that holds it: at the
+    request check of scan() and at the read."""
+    from arcadego import _cdata, _lib
+
+    mem_db.insert("A", {"time": np.arange(10), "k": np.arange(10)}, device="d")
+    res = mem_db.scan("A") if at == "read" else None  # its check done, before the patches
+    live: list[bool] = []
+    real_release = _cdata.release_stream
+
+    def spy(address: int) -> None:
+        live.append(bool(_cdata.ArrowArrayStream.from_address(address).release))
+        real_release(address)
+
+    real_check = _lib.check
+
+    def interrupted(status: int, err: Any) -> None:
+        real_check(status, err)
+        raise KeyboardInterrupt  # as if Ctrl-C landed as the call returned
+
+    monkeypatch.setattr(_cdata, "release_stream", spy)
+    monkeypatch.setattr(_lib, "check", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        if res is None:
+            mem_db.scan("A", columns=["k"])
+        else:
+            res.to_arrow()
+    monkeypatch.undo()
+    assert live == [True], "the started stream was released"
+    assert mem_db.scan("A").to_arrow().num_rows == 10
