@@ -417,12 +417,7 @@ func TestDirectWritesMatchTheLogPath(t *testing.T) {
 // (sync full), into a type that already holds earlier batches' devices.
 func BenchmarkDirectWriteManyDevices(b *testing.B) {
 	const devices, per = 100_000, 10
-	db, err := Open(filepath.Join(b.TempDir(), "db"), Options{Sync: wal.SyncFull})
-	require.NoError(b, err)
-	defer db.Close()
-	require.NoError(b, db.Exec("CREATE DOCUMENT TYPE M; CREATE PROPERTY M.f0 DOUBLE; CREATE PROPERTY M.f1 DOUBLE; "+
-		"CREATE PROPERTY M.f2 DOUBLE; CREATE PROPERTY M.f3 DOUBLE; CREATE PROPERTY M.f4 DOUBLE"))
-	batch := manyDevicesBatch(devices, per)
+	db, batch := manyDevicesDB(b, wal.SyncFull, devices, per)
 	b.ReportAllocs()
 	for i := range b.N {
 		b.StopTimer()
@@ -438,12 +433,18 @@ func BenchmarkDirectWriteManyDevices(b *testing.B) {
 	b.ReportMetric(float64(devices*per*b.N)/b.Elapsed().Seconds()/1e6, "Mrows/s")
 }
 
-// manyDevicesBatch returns a maker of long-format batches k = 0, 1, ...:
-// time + 5 DOUBLE (f0..f4) over devices new devices of per rows each,
-// named plant-PP/dev-NNNNNN.
-func manyDevicesBatch(devices, per int) func(k int) *tablet.Tablet {
+// manyDevicesDB opens a database (closed at the benchmark's end) with
+// type M of 5 DOUBLE properties f0..f4 and returns it with a maker of
+// long-format batches k = 0, 1, ...: time + f0..f4 over devices new
+// devices of per rows each, named plant-PP/dev-NNNNNN.
+func manyDevicesDB(b *testing.B, sync wal.SyncMode, devices, per int) (*DB, func(k int) *tablet.Tablet) {
+	db, err := Open(filepath.Join(b.TempDir(), "db"), Options{Sync: sync})
+	require.NoError(b, err)
+	b.Cleanup(func() { db.Close() })
+	require.NoError(b, db.Exec("CREATE DOCUMENT TYPE M; CREATE PROPERTY M.f0 DOUBLE; CREATE PROPERTY M.f1 DOUBLE; "+
+		"CREATE PROPERTY M.f2 DOUBLE; CREATE PROPERTY M.f3 DOUBLE; CREATE PROPERTY M.f4 DOUBLE"))
 	rng := rand.New(rand.NewPCG(1, 2))
-	return func(k int) *tablet.Tablet {
+	return db, func(k int) *tablet.Tablet {
 		names := make([]string, 0, devices*per)
 		times := make([]int64, 0, devices*per)
 		for d := range devices {
@@ -469,12 +470,7 @@ func manyDevicesBatch(devices, per int) func(k int) *tablet.Tablet {
 // device each time, as the C ABI scans (batches reused).
 func BenchmarkPointRead(b *testing.B) {
 	const devices, per, files = 100_000, 10, 10
-	db, err := Open(filepath.Join(b.TempDir(), "db"), Options{Sync: wal.SyncOff})
-	require.NoError(b, err)
-	defer db.Close()
-	require.NoError(b, db.Exec("CREATE DOCUMENT TYPE M; CREATE PROPERTY M.f0 DOUBLE; CREATE PROPERTY M.f1 DOUBLE; "+
-		"CREATE PROPERTY M.f2 DOUBLE; CREATE PROPERTY M.f3 DOUBLE; CREATE PROPERTY M.f4 DOUBLE"))
-	batch := manyDevicesBatch(devices, per)
+	db, batch := manyDevicesDB(b, wal.SyncOff, devices, per)
 	for k := range files {
 		require.NoError(b, db.InsertLong("M", "device", batch(k)))
 	}
