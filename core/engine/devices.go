@@ -85,13 +85,15 @@ func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, error) {
 	for _, m := range mems {
 		touched = append(touched, m.AllDeletes(ty.ID)...)
 	}
-	var out []DeviceInfo
 	h := srcs[:0]
+	most := 0 // the devices if no two sources share one: out never grows
 	for _, s := range srcs {
 		if len(s.names) > 0 {
 			h = append(h, s)
+			most += len(s.names)
 		}
 	}
+	out := make([]DeviceInfo, 0, most)
 	heap.Init(&h)
 	for len(h) > 0 {
 		s := h[0]
