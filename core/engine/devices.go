@@ -86,14 +86,14 @@ func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, error) {
 		touched = append(touched, m.AllDeletes(ty.ID)...)
 	}
 	h := srcs[:0]
-	most := 0 // the devices if no two sources share one: out never grows
+	least := 0 // the devices of the largest source: out holds as many at least
 	for _, s := range srcs {
 		if len(s.names) > 0 {
 			h = append(h, s)
-			most += len(s.names)
+			least = max(least, len(s.names))
 		}
 	}
-	out := make([]DeviceInfo, 0, most)
+	out := make([]DeviceInfo, 0, least)
 	heap.Init(&h)
 	for len(h) > 0 {
 		s := h[0]
@@ -109,6 +109,12 @@ func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, error) {
 				d.First, d.Last = min(d.First, first), max(d.Last, last)
 			}
 		} else if rows > 0 {
+			if len(out) == cap(out) {
+				// Doubled: append's steps of a quarter copy the list
+				// about four times over (a million devices in 20 files:
+				// 435-690 ms -> 228-324 ms for the Go side of devices()).
+				out = slices.Grow(out, len(out))
+			}
 			out = append(out, DeviceInfo{Name: name, Rows: rows, First: first, Last: last})
 		}
 		if s.pos++; s.pos == len(s.names) {
