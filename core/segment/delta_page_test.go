@@ -3,6 +3,7 @@ package segment
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -112,5 +113,128 @@ func TestDeltaDecodeRejectsGarbage(t *testing.T) {
 		}
 		k := 1 + rng.IntN(300)
 		_ = decodeDeltaInt64(junk, k, rng.IntN(k+2), out) // must not panic
+	}
+}
+
+// encodeDeltaPage writes vals as a DELTA_BINARY_PACKED page of blocks of
+// blockSize values in miniblocks each, as another writer might: some
+// bit widths wider than needed (up to 64), random bits padding the last
+// miniblock, random widths for the miniblocks past the values.
+func encodeDeltaPage(rng *rand.Rand, vals []int64, blockSize, miniblocks int) []byte {
+	zigzag := func(x int64) uint64 { return uint64(x<<1) ^ uint64(x>>63) }
+	per := blockSize / miniblocks
+	out := binary.AppendUvarint(nil, uint64(blockSize))
+	out = binary.AppendUvarint(out, uint64(miniblocks))
+	out = binary.AppendUvarint(out, uint64(len(vals)))
+	out = binary.AppendUvarint(out, zigzag(vals[0]))
+	deltas := make([]uint64, 0, len(vals))
+	for i := 1; i < len(vals); i++ {
+		deltas = append(deltas, uint64(vals[i])-uint64(vals[i-1]))
+	}
+	for b := 0; b < len(deltas); b += blockSize {
+		blk := deltas[b:min(b+blockSize, len(deltas))]
+		minDelta := int64(blk[0])
+		for _, d := range blk {
+			minDelta = min(minDelta, int64(d))
+		}
+		out = binary.AppendUvarint(out, zigzag(minDelta))
+		used := (len(blk) + per - 1) / per
+		widths := make([]byte, miniblocks)
+		for m := range widths {
+			if m >= used {
+				widths[m] = byte(rng.IntN(256)) // no body follows: any width
+				continue
+			}
+			var most uint64
+			for _, d := range blk[m*per : min((m+1)*per, len(blk))] {
+				most = max(most, d-uint64(minDelta))
+			}
+			w := bits.Len64(most)
+			if rng.IntN(3) == 0 {
+				w += rng.IntN(65 - w)
+			}
+			widths[m] = byte(w)
+		}
+		out = append(out, widths...)
+		for m := range used {
+			w := int(widths[m])
+			body := make([]byte, per*w/8)
+			for j := range per {
+				x := rng.Uint64() // padding past the values
+				if m*per+j < len(blk) {
+					x = blk[m*per+j] - uint64(minDelta)
+				}
+				for bit := range w {
+					if x>>bit&1 != 0 {
+						p := j*w + bit
+						body[p>>3] |= 1 << (p & 7)
+					}
+				}
+			}
+			out = append(out, body...)
+		}
+	}
+	return out
+}
+
+// TestDeltaDecodeAnyLayoutAnyPrefix: pages of any block and miniblock
+// size the format allows (miniblocks of 32 to 512 values, not only this
+// writer's 32), widths up to 64, ending exactly at the page's end or
+// followed by other bytes, decode to their values, whatever prefix is
+// asked for; a truncated page is an error or, if only bytes past the
+// prefix are gone, the right values.
+func TestDeltaDecodeAnyLayoutAnyPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 7))
+	for iter := range 1500 {
+		k := 1 + rng.IntN(700)
+		vals := make([]int64, k)
+		x := int64(rng.Uint64())
+		for i := range vals {
+			switch iter % 3 {
+			case 0:
+				x = int64(rng.Uint64()) // any deltas, wrapping
+			case 1:
+				x += rng.Int64N(1 << uint(1+rng.IntN(62)))
+			default:
+				x += int64(rng.IntN(3)) - 1
+			}
+			vals[i] = x
+		}
+		blockSize := 128 * (1 + rng.IntN(4))
+		var choices []int
+		for m := 1; m <= blockSize/32; m++ {
+			if blockSize%m == 0 && blockSize/m%32 == 0 {
+				choices = append(choices, m)
+			}
+		}
+		miniblocks := choices[rng.IntN(len(choices))]
+		page := encodeDeltaPage(rng, vals, blockSize, miniblocks)
+		if rng.IntN(2) == 0 {
+			for range rng.IntN(20) {
+				page = append(page, byte(rng.Uint32()))
+			}
+		}
+		page = page[:len(page):len(page)]
+		check := func(src []byte, need int) {
+			got := make([]byte, 8*k)
+			err := decodeDeltaInt64(src, k, need, got)
+			if len(src) == len(page) {
+				require.NoError(t, err, "iter %d: k %d, need %d, blocks of %d in %d", iter, k, need, blockSize, miniblocks)
+			} else if err != nil {
+				return // truncated
+			}
+			for i := range min(max(need, 1), k) {
+				if v := int64(binary.LittleEndian.Uint64(got[8*i:])); v != vals[i] {
+					t.Fatalf("iter %d: value %d of k %d is %d, want %d (need %d, blocks of %d in %d, %d of %d bytes)",
+						iter, i, k, v, vals[i], need, blockSize, miniblocks, len(src), len(page))
+				}
+			}
+		}
+		for range 3 {
+			check(page, rng.IntN(k+3))
+		}
+		check(page, k)
+		cut := page[:rng.IntN(len(page)+1)]
+		check(cut[:len(cut):len(cut)], rng.IntN(k+1))
 	}
 }
