@@ -238,10 +238,11 @@ func (w *Writer) start() {
 
 // plainColumns says, per layout column, whether it is a fixed-width
 // property column that Snappy shrinks by less than a tenth, judged on a
-// sample of the buffered rows (random-looking doubles, say). Written uncompressed they cost the same
-// bytes, and a read takes their values from the page as they are instead
-// of through a decompression, which copies every byte once more; a read
-// of a few rows of a page (a filtered scan) takes only those.
+// sample of the buffered rows (random-looking doubles, say). Written
+// uncompressed they cost the same bytes, and a read takes their values
+// from the page as they are instead of through a decompression, which
+// copies every byte once more; a read of a few rows of a page (a
+// filtered scan) takes only those.
 func (w *Writer) plainColumns() []bool {
 	plain := make([]bool, len(w.layout.Columns))
 	var enc []byte

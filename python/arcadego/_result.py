@@ -83,8 +83,9 @@ class Result:
     def __repr__(self) -> str:
         return f"<arcadego.Result {self._request!r}>"
 
-    def _scan(self) -> int:
-        """Run the scan into a malloc'ed ArrowArrayStream; returns its address."""
+    def _scan(self, request: bytes | None = None) -> int:
+        """Start the scan of ``request`` (JSON; the Result's own by
+        default) into a malloc'ed ArrowArrayStream; returns its address."""
         _lib.check_fork()
         handle = self._db._require_open()
         address = _cdata.malloc_stream()
@@ -92,7 +93,7 @@ class Result:
         try:
             # Direct: starting a scan is quick; the rows come in get_next
             # calls of one batch each, between which Ctrl-C is delivered.
-            status = getattr(_lib.lib, self._function)(handle, self._json, address, ctypes.byref(err))
+            status = getattr(_lib.lib, self._function)(handle, request or self._json, address, ctypes.byref(err))
             _lib.check(status, err)
         except BaseException:
             # Released, not only freed: a Ctrl-C taken after a call that
@@ -108,7 +109,7 @@ class Result:
         listing the type's devices."""
         probe = json.dumps({**self._request, "devices": []}).encode("utf-8")
         _lib.check_fork()
-        handle = self._db._require_open()
+        self._db._require_open()
         # A probe that passed passes again until the schema changes (every
         # DDL goes through this handle); a miss here would only move the
         # error to the first read, which checks again.
@@ -118,15 +119,7 @@ class Result:
         epoch = self._db._schema_epoch
         if self._db._probed.get(key) == epoch:
             return
-        address = _cdata.malloc_stream()
-        err = ctypes.c_void_p()
-        try:
-            status = getattr(_lib.lib, self._function)(handle, probe, address, ctypes.byref(err))
-            _lib.check(status, err)
-        except BaseException:
-            _cdata.release_stream(address)  # as in _scan
-            raise
-        _cdata.release_stream(address)
+        _cdata.release_stream(self._scan(probe))
         if len(self._db._probed) >= 256:
             self._db._probed.clear()
         self._db._probed[key] = epoch
