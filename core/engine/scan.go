@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -554,6 +555,11 @@ func (db *DB) Explain(ctx context.Context, req ScanRequest) (string, error) {
 	return r.Plan(), nil
 }
 
+// Sparse reports whether the scan names a few devices and reads only the
+// pages that hold their rows (point reads): it seldom waits for other
+// goroutines.
+func (r *Rows) Sparse() bool { return r.sparse }
+
 // Type returns the scanned type as of the scan's start.
 func (r *Rows) Type() *schema.Type { return r.typ }
 
@@ -621,9 +627,10 @@ func (r *Rows) Next() (Batch, bool) {
 				}
 			}
 			r.found = found
-			// A file that alone holds the device's rows may filter them as it
-			// reads: no newer row of another source can replace a row it drops.
-			if len(found) == 1 && d.snapLo == d.snapHi {
+			// Files that hold the device's rows in time spans apart, with no
+			// memtable row of it, may filter them as they read: no row of
+			// another source can replace a row one of them drops.
+			if d.snapLo == d.snapHi && r.apart(found) {
 				rf = r.rowFilter
 			}
 			for _, h := range found {
@@ -662,6 +669,28 @@ func (r *Rows) filesOf(d *scanDevice, found []fileHit) []fileHit {
 	return found
 }
 
+// apart reports whether the files found hold their device's rows in time
+// spans that do not overlap (a device a compaction split between files,
+// or written in later flushes at later times).
+func (r *Rows) apart(found []fileHit) bool {
+	if len(found) < 2 {
+		return true
+	}
+	var buf [8][2]int64
+	spans := buf[:0]
+	for _, h := range found {
+		_, first, last := r.files[h.file].DeviceAt(int(h.index))
+		spans = append(spans, [2]int64{first, last})
+	}
+	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	for k := 1; k < len(spans); k++ {
+		if spans[k][0] <= spans[k-1][1] {
+			return false
+		}
+	}
+	return true
+}
+
 // readAheadDevices is how many devices a filtered scan reads ahead: with
 // one, the caller still waited for it a quarter of the time.
 const readAheadDevices = 2
@@ -684,8 +713,8 @@ type aheadRead struct {
 
 // readAhead starts reading the first batch of each next device not read
 // ahead yet, while a set of scanners is free, if it is one a filtered scan
-// reads from one file alone by ranges of rows (the devices' lists came
-// from the directories): their windows are read and filtered while the
+// reads by ranges of rows from files that hold it in spans apart (the
+// devices' lists came from the directories): their windows are read and filtered while the
 // caller takes the current device's rows, which kept one core busy of
 // two. A set is free once the caller has moved past its device, so a
 // batch read ahead stays valid until it is returned.
@@ -695,9 +724,9 @@ func (r *Rows) readAhead() {
 		if d.snapLo != d.snapHi {
 			return
 		}
-		var one [1]fileHit
-		found := r.filesOf(d, one[:0])
-		if len(found) != 1 {
+		var few [4]fileHit
+		found := r.filesOf(d, few[:0])
+		if len(found) == 0 || !r.apart(found) {
 			return
 		}
 		set := &r.free[len(r.free)-1]
@@ -707,13 +736,22 @@ func (r *Rows) readAhead() {
 		// Only a device read by ranges of rows: a small one's rows come
 		// from a row group decoded whole, shared with the devices next to
 		// it, which another set of scanners would decode again.
-		i, index := int(found[0].file), int(found[0].index)
-		if !r.scanner(set.scanners, i).Windowed(index, d.lo, d.hi) {
-			return
+		for _, h := range found {
+			if !r.scanner(set.scanners, int(h.file)).Windowed(int(h.index), d.lo, d.hi) {
+				return
+			}
 		}
 		a := &aheadRead{set: *set, done: make(chan struct{})}
 		r.free = r.free[:len(r.free)-1]
-		a.src = r.readFile(a.set.scanners, i, index, d, a.set.filter)
+		if len(found) == 1 {
+			a.src = r.readFile(a.set.scanners, int(found[0].file), int(found[0].index), d, a.set.filter)
+		} else {
+			srcs := make([]runSource, len(found))
+			for k, h := range found {
+				srcs[k] = r.readFile(a.set.scanners, int(h.file), int(h.index), d, a.set.filter)
+			}
+			a.src = newMerger(srcs, r.batchRows)
+		}
 		r.aheads = append(r.aheads, a)
 		go func() {
 			defer close(a.done)

@@ -364,43 +364,118 @@ func TestWhereReadsFilesAtTheKeptRows(t *testing.T) {
 	} {
 		for _, props := range [][]string{nil, {"z", "y"}} {
 			for _, reuse := range []bool{false, true} {
-				scan, err := db.Scan(context.Background(), ScanRequest{Type: "V", Properties: props, Where: &c.w, ReuseBatches: reuse})
-				require.NoError(t, err)
-				got := map[string]map[int64]map[string]any{}
-				for b, ok := scan.Next(); ok; b, ok = scan.Next() {
-					if got[b.Device] == nil {
-						got[b.Device] = map[int64]map[string]any{}
-					}
-					for i, tm := range b.Rows.Times {
-						row := map[string]any{}
-						for j := range b.Rows.Columns {
-							row[b.Rows.Columns[j].Name] = b.Rows.Columns[j].Value(i)
-						}
-						got[b.Device][tm] = row
-					}
-				}
-				require.NoError(t, scan.Err())
-				scan.Close()
-				want := map[string]map[int64]map[string]any{}
-				for dev, byTime := range all {
-					for tm, r := range byTime {
-						if !c.keep(r) {
-							continue
-						}
-						if want[dev] == nil {
-							want[dev] = map[int64]map[string]any{}
-						}
-						row := map[string]any{}
-						for name, v := range r {
-							if props == nil || slices.Contains(props, name) {
-								row[name] = v
-							}
-						}
-						want[dev][tm] = row
-					}
-				}
-				require.Equal(t, want, got, "%+v props %v reuse %v", c.w, props, reuse)
+				got := filteredRowsOf(t, db, ScanRequest{Type: "V", Properties: props, Where: &c.w, ReuseBatches: reuse})
+				require.Equal(t, keptOf(all, props, c.keep), got, "%+v props %v reuse %v", c.w, props, reuse)
 			}
+		}
+	}
+}
+
+// filteredRowsOf returns the rows a scan returns, by device and time.
+func filteredRowsOf(t *testing.T, db *DB, req ScanRequest) map[string]map[int64]map[string]any {
+	t.Helper()
+	scan, err := db.Scan(context.Background(), req)
+	require.NoError(t, err)
+	defer scan.Close()
+	got := map[string]map[int64]map[string]any{}
+	for b, ok := scan.Next(); ok; b, ok = scan.Next() {
+		if got[b.Device] == nil {
+			got[b.Device] = map[int64]map[string]any{}
+		}
+		for i, tm := range b.Rows.Times {
+			row := map[string]any{}
+			for j := range b.Rows.Columns {
+				row[b.Rows.Columns[j].Name] = b.Rows.Columns[j].Value(i)
+			}
+			got[b.Device][tm] = row
+		}
+	}
+	require.NoError(t, scan.Err())
+	return got
+}
+
+// keptOf returns the rows of all that keep accepts, with the properties
+// props (nil: all).
+func keptOf(all map[string]map[int64]map[string]any, props []string, keep func(row map[string]any) bool) map[string]map[int64]map[string]any {
+	want := map[string]map[int64]map[string]any{}
+	for dev, byTime := range all {
+		for tm, r := range byTime {
+			if !keep(r) {
+				continue
+			}
+			if want[dev] == nil {
+				want[dev] = map[int64]map[string]any{}
+			}
+			row := map[string]any{}
+			for name, v := range r {
+				if props == nil || slices.Contains(props, name) {
+					row[name] = v
+				}
+			}
+			want[dev][tm] = row
+		}
+	}
+	return want
+}
+
+// A device whose rows lie in several files is filtered as each file reads
+// it: its spans there are apart (a flush merges a file whose span of a
+// device meets its new rows into its new files, and a compaction splits a
+// device's rows between files in time order), so no file holds a row that
+// replaces one another file's filter drops.
+func TestWhereFiltersDevicesSplitBetweenFiles(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	rng := rand.New(rand.NewPCG(5, 9))
+	rows := func(t0 int64, n int) *tablet.Tablet {
+		times, xs, ys := make([]int64, n), make([]float64, n), make([]float64, n)
+		for i := range n {
+			times[i], xs[i], ys[i] = t0+int64(i), rng.Float64(), rng.Float64()
+		}
+		return &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Doubles("x", xs, nil), tablet.Doubles("y", ys, nil)}}
+	}
+	const n = 6_000 // above the rows from which a device is read by ranges
+	// Three flushes, so three files: a-apart at [0, n), [n, 2n), then
+	// [3n, 4n); b-reversed at [2n, 3n), then [0, n); c-one in one file.
+	require.NoError(t, db.Insert("V", "a-apart", rows(0, n)))
+	require.NoError(t, db.Insert("V", "b-reversed", rows(2*n, n)))
+	require.NoError(t, db.Insert("V", "c-one", rows(0, n)))
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Insert("V", "a-apart", rows(n, n)))
+	require.NoError(t, db.Insert("V", "b-reversed", rows(0, n)))
+	require.NoError(t, db.Flush())
+	require.NoError(t, db.Insert("V", "a-apart", rows(3*n, n)))
+	require.NoError(t, db.Flush())
+
+	scan, err := db.Scan(context.Background(), ScanRequest{Type: "V"})
+	require.NoError(t, err)
+	require.Len(t, scan.files, 3)
+	inFiles, apart := map[string]int{}, map[string]bool{}
+	for _, dev := range []string{"a-apart", "b-reversed", "c-one"} {
+		var hits []fileHit
+		for i, f := range scan.files {
+			if k, ok := f.Index(dev); ok {
+				hits = append(hits, fileHit{file: int32(i), index: int32(k)})
+			}
+		}
+		inFiles[dev], apart[dev] = len(hits), scan.apart(hits)
+		// The same span twice overlaps itself.
+		assert.False(t, scan.apart(append(hits, hits[0])), dev)
+	}
+	scan.Close()
+	assert.Equal(t, map[string]int{"a-apart": 3, "b-reversed": 2, "c-one": 1}, inFiles)
+	assert.Equal(t, map[string]bool{"a-apart": true, "b-reversed": true, "c-one": true}, apart)
+
+	all := rowsOf(t, db, "V")
+	for _, c := range []struct {
+		w    Where
+		keep func(row map[string]any) bool
+	}{
+		{Where{Cond: &Cond{Property: "x", Op: ">", Value: 0.5}}, func(r map[string]any) bool { return r["x"].(float64) > 0.5 }},
+		{Where{Cond: &Cond{Property: "x", Op: "<", Value: 0.05}}, func(r map[string]any) bool { return r["x"].(float64) < 0.05 }},
+	} {
+		for _, reuse := range []bool{false, true} {
+			got := filteredRowsOf(t, db, ScanRequest{Type: "V", Where: &c.w, ReuseBatches: reuse})
+			require.Equal(t, keptOf(all, nil, c.keep), got, "%+v reuse %v", c.w, reuse)
 		}
 	}
 }
