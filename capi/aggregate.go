@@ -67,7 +67,17 @@ func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArr
 		for _, a := range r.Aggregates {
 			req.Aggs = append(req.Aggs, engine.Agg{Property: a[0], Func: a[1]})
 		}
-		batches, ty, err := d.db.Aggregate(d.context(), req)
+		var batches []engine.Batch
+		var ty *schema.Type
+		aggregate := func() (err error) {
+			batches, ty, err = d.db.Aggregate(d.context(), req)
+			return err
+		}
+		if r.Devices == nil { // every device, or a prefix's: many reads at once
+			err = unlocked(aggregate)
+		} else {
+			err = aggregate()
+		}
 		if err != nil {
 			return err
 		}
@@ -105,8 +115,19 @@ func ag_go_last(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 		if err != nil {
 			return err
 		}
-		batches, ty, props, err := d.db.Last(d.context(), engine.LastRequest{Type: *r.Type, Properties: r.Properties,
-			Devices: r.Devices, DevicePrefix: r.Prefix})
+		var batches []engine.Batch
+		var ty *schema.Type
+		var props []schema.Property
+		last := func() (err error) {
+			batches, ty, props, err = d.db.Last(d.context(), engine.LastRequest{Type: *r.Type, Properties: r.Properties,
+				Devices: r.Devices, DevicePrefix: r.Prefix})
+			return err
+		}
+		if r.Devices == nil {
+			err = unlocked(last)
+		} else {
+			err = last()
+		}
 		if err != nil {
 			return err
 		}

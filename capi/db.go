@@ -126,7 +126,11 @@ func ag_go_open(path *C.char, optionsJSON *C.char, out *C.uintptr_t, cerr **C.ch
 		if err != nil {
 			return err
 		}
-		db, err := engine.Open(optString(path), opts)
+		var db *engine.DB
+		err = unlocked(func() (err error) { // files are opened by goroutines
+			db, err = engine.Open(optString(path), opts)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -216,7 +220,12 @@ func ag_go_commit(tx C.uintptr_t, cerr **C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return t.finish(uintptr(tx), (*engine.Tx).Commit)
+		return t.finish(uintptr(tx), func(tx *engine.Tx) error {
+			if t.cells < unlockedCells {
+				return tx.Commit()
+			}
+			return unlocked(tx.Commit)
+		})
 	})
 }
 
@@ -387,7 +396,7 @@ func ag_go_flush(db C.uintptr_t, cerr **C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return d.db.Flush()
+		return unlocked(d.db.Flush)
 	})
 }
 
@@ -402,7 +411,7 @@ func ag_go_clone(db C.uintptr_t, dest *C.char, cerr **C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return d.db.Clone(path)
+		return unlocked(func() error { return d.db.Clone(path) })
 	})
 }
 
@@ -413,7 +422,7 @@ func ag_go_checkpoint(db C.uintptr_t, cerr **C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return d.db.Checkpoint()
+		return unlocked(d.db.Checkpoint)
 	})
 }
 
@@ -482,7 +491,7 @@ func ag_go_compact(db C.uintptr_t, typ *C.char, typLen C.size_t, cerr **C.char) 
 				return fmt.Errorf("compact: %w", err)
 			}
 		}
-		return d.db.Compact(name)
+		return unlocked(func() error { return d.db.Compact(name) })
 	})
 }
 

@@ -64,9 +64,10 @@ func (d *dbHandle) isClosed() bool {
 type txHandle struct {
 	db *dbHandle
 
-	mu   sync.Mutex
-	done bool // committed, rolled back, or rolled back by the db's close
-	tx   *engine.Tx
+	mu    sync.Mutex
+	done  bool // committed, rolled back, or rolled back by the db's close
+	tx    *engine.Tx
+	cells int // the cells (rows x columns) inserted so far: a large commit runs unlocked
 }
 
 // errNullHandle and errClosedHandle are the answers for bad tokens.

@@ -85,6 +85,7 @@ func txInsert(tx C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, devi
 		// The batch is released when the call returns: the transaction copies it.
 		return t.db.timeColumn, func(name, dev string, tab *tablet.Tablet) error {
 			return t.use(func(tx *engine.Tx) error {
+				t.cells += cells(tab)
 				if long {
 					return tx.InsertLong(name, dev, tab)
 				}
@@ -140,10 +141,20 @@ func insertOne(cerr **C.char, typ *C.char, typLen C.size_t, device *C.char, devi
 				return err
 			}
 			defer b.release()
-			return insert(name, dev, b.Tablet)
+			if cells(b.Tablet) < unlockedCells {
+				return insert(name, dev, b.Tablet)
+			}
+			return unlocked(func() error { return insert(name, dev, b.Tablet) })
 		})
 	})
 }
+
+// unlockedCells is the fewest cells (rows x columns) of an insert that
+// runs unlocked: a commit that large writes a file with goroutines
+// encoding row groups behind it, and waits for them.
+const unlockedCells = 1 << 16
+
+func cells(t *tablet.Tablet) int { return t.Rows() * (1 + len(t.Columns)) }
 
 // importOne imports a (schema, array) pair into a batch.
 func importOne(cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, timeColumn string) (*batch, error) {
@@ -261,6 +272,7 @@ func txInsertStream(tx C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char
 			}
 			return t.use(func(tx *engine.Tx) error {
 				for i, b := range batches {
+					t.cells += cells(b.Tablet)
 					insert := tx.Insert
 					if long {
 						insert = tx.InsertLong
@@ -321,7 +333,14 @@ func dbInsertStream(db C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char
 			if err != nil {
 				return err
 			}
-			return tx.Commit()
+			total := 0
+			for _, b := range batches {
+				total += cells(b.Tablet)
+			}
+			if total < unlockedCells {
+				return tx.Commit()
+			}
+			return unlocked(tx.Commit)
 		})
 	})
 }

@@ -39,6 +39,7 @@ type result struct {
 	batchRows int           // the most rows of a batch
 	held      *engine.Batch // read from rows, not yet exported
 	ended     bool          // rows has no more batches
+	wait      bool          // reading rows may wait for other goroutines: read it unlocked
 }
 
 // batchSource is what a result stream reads: a scan (*engine.Rows) or the
@@ -251,7 +252,8 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 		if batchRows <= 0 {
 			batchRows = engine.DefaultBatchRows
 		}
-		r := &result{db: d, rows: rows, typeName: req.Type, bufs: bufs, mem: exportMemory, cols: cols, batchRows: batchRows}
+		r := &result{db: d, rows: rows, typeName: req.Type, bufs: bufs, mem: exportMemory, cols: cols, batchRows: batchRows,
+			wait: !rows.Sparse()}
 		r.mem.Owner = bufs.owner
 		r.mem.Ref = func(block uintptr) { C.ag_export_ref(*(*unsafe.Pointer)(unsafe.Pointer(&block))) }
 		return openResult(r, out)
@@ -357,7 +359,16 @@ func agResultSchema(cr *C.struct_ag_result, out *C.struct_ArrowSchema) C.int {
 //export agResultNext
 func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 	return resultCall(cr, func(r *result) error {
-		parts, err := r.nextParts()
+		var parts []cdata.Part
+		var err error
+		if !r.wait {
+			parts, err = r.nextParts()
+		} else {
+			err = unlocked(func() (err error) {
+				parts, err = r.nextParts()
+				return err
+			})
+		}
 		if err != nil {
 			if errors.Is(err, errs.ErrCanceled) && r.db.isClosed() {
 				// arcadego_close canceled the scan: say so.

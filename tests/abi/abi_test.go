@@ -540,6 +540,18 @@ func badCases() []badCase {
 		{name: "unmapped values buffer", mutate: func(t testing.TB, b *batch) {
 			words(b.colArray(1).buffers, 2)[1] = 0x1000 // below mmap_min_addr: never mapped
 		}, code: codeInvalidArgument, msg: "faulted at address 0x1000"},
+		{name: "unmapped values buffer of a large batch", build: func(t testing.TB) *batch {
+			// Large enough that the engine's work runs on a goroutine of its
+			// own (see unlocked in capi): the fault is caught there too.
+			const n = 40_000
+			times, ks := make([]int64, n), make([]int64, n)
+			for i := range times {
+				times[i], ks[i] = int64(i), int64(i)
+			}
+			b := exportBatch(t, n, timeCol(times...), int64Col("k", ks, nil))
+			words(b.colArray(1).buffers, 2)[1] = 0x1000
+			return b
+		}, code: codeInvalidArgument, msg: "reading the Arrow input faulted at address 0x"}, // wherever it is read first
 		{name: "decreasing string offsets", mutate: func(t testing.TB, b *batch) {
 			offs := unsafe.Slice(at[int32](words(b.colArray(2).buffers, 3)[1]), 4)
 			offs[3] = 0
