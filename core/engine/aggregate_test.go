@@ -62,14 +62,19 @@ func refAggregate(fn string, rows map[int64]any) any {
 }
 
 // TestAggregateMatchesScan: random rows with nulls, overwrites and
-// out-of-order times, partly flushed, partly deleted; every aggregate, by
-// device or not, in buckets or not, over ranges, equals the same
-// computation over a scan's rows.
+// out-of-order times, partly flushed, partly deleted, with a property
+// dropped and made again (its old values must not count); every
+// aggregate, by device or not, in buckets (of one time each too) or not,
+// over ranges, equals the same computation over a scan's rows.
 func TestAggregateMatchesScan(t *testing.T) {
 	db, _ := openDisk(t, Options{AutoCreate: true})
 	require.NoError(t, db.Exec("CREATE DOCUMENT TYPE S; CREATE PROPERTY S.k INT64; CREATE PROPERTY S.x DOUBLE"))
 	rng := rand.New(rand.NewPCG(3, 4))
 	for step := range 12 {
+		if step == 6 {
+			// Flushed and unflushed x values go; the inserts below make x anew.
+			require.NoError(t, db.Exec("DROP PROPERTY S.x"))
+		}
 		for d := range 5 {
 			n := 1 + rng.IntN(40)
 			times := make([]int64, n)
@@ -110,6 +115,7 @@ func TestAggregateMatchesScan(t *testing.T) {
 		{false, 0, 0, nil, nil},
 		{true, 0, 0, nil, nil},
 		{true, 25, 0, nil, nil},
+		{true, 1, 0, nil, nil}, // a bucket per time
 		{false, 40, 7, nil, nil},
 		{true, 13, -3, ptr(int64(-10)), ptr(int64(120))},
 		{false, 0, 0, ptr(int64(500)), nil}, // no rows
