@@ -13,6 +13,7 @@ import (
 	"github.com/arcadego/arcadego/core/engine"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/internal/cdata"
+	"github.com/arcadego/arcadego/internal/unlocked"
 )
 
 // streamCall is the start of a call that returns a result stream: out
@@ -74,7 +75,7 @@ func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArr
 			return err
 		}
 		if r.Devices == nil { // every device, or a prefix's: many reads at once
-			err = unlocked(aggregate)
+			err = unlocked.Run(aggregate)
 		} else {
 			err = aggregate()
 		}
@@ -124,7 +125,7 @@ func ag_go_last(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 			return err
 		}
 		if r.Devices == nil {
-			err = unlocked(last)
+			err = unlocked.Run(last)
 		} else {
 			err = last()
 		}

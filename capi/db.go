@@ -23,6 +23,7 @@ import (
 	"github.com/arcadego/arcadego/core/gcpace"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/wal"
+	"github.com/arcadego/arcadego/internal/unlocked"
 )
 
 // decodeJSON decodes one JSON value from s into v, refusing unknown keys,
@@ -127,7 +128,7 @@ func ag_go_open(path *C.char, optionsJSON *C.char, out *C.uintptr_t, cerr **C.ch
 			return err
 		}
 		var db *engine.DB
-		err = unlocked(func() (err error) { // files are opened by goroutines
+		err = unlocked.Run(func() (err error) { // files are opened by goroutines
 			db, err = engine.Open(optString(path), opts)
 			return err
 		})
@@ -224,7 +225,7 @@ func ag_go_commit(tx C.uintptr_t, cerr **C.char) C.int {
 			if t.cells < unlockedCells {
 				return tx.Commit()
 			}
-			return unlocked(tx.Commit)
+			return unlocked.Run(tx.Commit)
 		})
 	})
 }
@@ -396,7 +397,7 @@ func ag_go_flush(db C.uintptr_t, cerr **C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return unlocked(d.db.Flush)
+		return unlocked.Run(d.db.Flush)
 	})
 }
 
@@ -411,7 +412,7 @@ func ag_go_clone(db C.uintptr_t, dest *C.char, cerr **C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return unlocked(func() error { return d.db.Clone(path) })
+		return unlocked.Run(func() error { return d.db.Clone(path) })
 	})
 }
 
@@ -422,7 +423,7 @@ func ag_go_checkpoint(db C.uintptr_t, cerr **C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return unlocked(d.db.Checkpoint)
+		return unlocked.Run(d.db.Checkpoint)
 	})
 }
 
@@ -491,7 +492,7 @@ func ag_go_compact(db C.uintptr_t, typ *C.char, typLen C.size_t, cerr **C.char) 
 				return fmt.Errorf("compact: %w", err)
 			}
 		}
-		return unlocked(func() error { return d.db.Compact(name) })
+		return unlocked.Run(func() error { return d.db.Compact(name) })
 	})
 }
 

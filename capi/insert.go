@@ -14,6 +14,7 @@ import (
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/tablet"
 	"github.com/arcadego/arcadego/internal/cdata"
+	"github.com/arcadego/arcadego/internal/unlocked"
 )
 
 // batch is one imported record batch and the caller's array it borrows.
@@ -144,7 +145,7 @@ func insertOne(cerr **C.char, typ *C.char, typLen C.size_t, device *C.char, devi
 			if cells(b.Tablet) < unlockedCells {
 				return insert(name, dev, b.Tablet)
 			}
-			return unlocked(func() error { return insert(name, dev, b.Tablet) })
+			return unlocked.Run(func() error { return insert(name, dev, b.Tablet) })
 		})
 	})
 }
@@ -340,7 +341,7 @@ func dbInsertStream(db C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char
 			if total < unlockedCells {
 				return tx.Commit()
 			}
-			return unlocked(tx.Commit)
+			return unlocked.Run(tx.Commit)
 		})
 	})
 }

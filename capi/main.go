@@ -108,41 +108,6 @@ func guarded(fn func() error) (err error) {
 	return fn()
 }
 
-// unlocked runs fn on a goroutine of its own and waits for it; a panic in
-// fn is raised again on the caller's goroutine (for guarded and call), and
-// fn reads memory with the caller's setting of SetPanicOnFault. Why: a
-// call from C runs on a goroutine locked to the C thread, and each time
-// such a goroutine waits (for a parallel decode's workers, a read ahead, a
-// row group written behind) its thread sleeps and is woken by a hand-off
-// of its own, two context switches a wait: a filtered scan of 10 M rows
-// took 800 of them and kept 1.4 cores of two busy. A goroutine of its own
-// waits as any other. It costs one such hand-off, so it is for calls that
-// wait many times, not for a point read or a small insert.
-func unlocked(fn func() error) error {
-	onFault := debug.SetPanicOnFault(false)
-	debug.SetPanicOnFault(onFault)
-	type outcome struct {
-		err      error
-		panicked bool
-		value    any
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		debug.SetPanicOnFault(onFault)
-		defer func() {
-			if r := recover(); r != nil {
-				done <- outcome{panicked: true, value: r}
-			}
-		}()
-		done <- outcome{err: fn()}
-	}()
-	o := <-done
-	if o.panicked {
-		panic(o.value)
-	}
-	return o.err
-}
-
 // goString copies a C string; what names it in the error when it is NULL.
 func goString(what string, s *C.char) (string, error) {
 	if s == nil {

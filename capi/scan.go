@@ -16,6 +16,7 @@ import (
 	"github.com/arcadego/arcadego/core/engine"
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/internal/cdata"
+	"github.com/arcadego/arcadego/internal/unlocked"
 )
 
 // Scan results leave as an ArrowArrayStream whose callbacks (bridge.c) call
@@ -364,7 +365,7 @@ func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 		if !r.wait {
 			parts, err = r.nextParts()
 		} else {
-			err = unlocked(func() (err error) {
+			err = unlocked.Run(func() (err error) {
 				parts, err = r.nextParts()
 				return err
 			})

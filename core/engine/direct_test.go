@@ -437,7 +437,7 @@ func BenchmarkDirectWriteManyDevices(b *testing.B) {
 // type M of 5 DOUBLE properties f0..f4 and returns it with a maker of
 // long-format batches k = 0, 1, ...: time + f0..f4 over devices new
 // devices of per rows each, named plant-PP/dev-NNNNNN.
-func manyDevicesDB(b *testing.B, sync wal.SyncMode, devices, per int) (*DB, func(k int) *tablet.Tablet) {
+func manyDevicesDB(b testing.TB, sync wal.SyncMode, devices, per int) (*DB, func(k int) *tablet.Tablet) {
 	db, err := Open(filepath.Join(b.TempDir(), "db"), Options{Sync: sync})
 	require.NoError(b, err)
 	b.Cleanup(func() { db.Close() })

@@ -20,9 +20,10 @@ import (
 // back, and panics on a Put of memory it did not hand out or got back
 // already: a batch read after its memory went back shows the scribbles.
 type strictBuffers struct {
-	mu   sync.Mutex
-	held map[*byte]bool
-	gets int
+	mu    sync.Mutex
+	held  map[*byte]bool
+	gets  int
+	bytes int // handed out, in all
 }
 
 func (s *strictBuffers) Get(n int) []byte {
@@ -33,6 +34,7 @@ func (s *strictBuffers) Get(n int) []byte {
 	}
 	s.held[&b[:1][0]] = true
 	s.gets++
+	s.bytes += n
 	s.mu.Unlock()
 	return b
 }
@@ -304,6 +306,67 @@ func TestFilteredScanReadsTheNextDeviceAhead(t *testing.T) {
 			}
 			scan.Close()
 			require.Empty(t, bufs.held, "reuse %v, closed after %d batches", reuse, stop+1)
+		}
+	}
+}
+
+// TestReadAheadDevicesInSeveralFiles: devices whose rows three flushes
+// split between three files, at later times each, are read ahead too
+// (through a merger of their files), and a filtered scan of them, with
+// deletes waiting on the files, time ranges and small batches, returns
+// the rows of the unfiltered scan that the filter keeps, every buffer
+// given back.
+func TestReadAheadDevicesInSeveralFiles(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	rng := rand.New(rand.NewPCG(7, 7))
+	for step := range 3 {
+		for d := range 12 {
+			n := 5000 + rng.IntN(3000)
+			require.NoError(t, db.Insert("A", fmt.Sprintf("d%02d", d), xkRows(rng, n, int64(step)*100_000)))
+		}
+		require.NoError(t, db.Flush())
+	}
+	from, to := int64(1000), int64(101_000)
+	require.NoError(t, db.Delete(DeleteRequest{Type: "A", Devices: []string{"d02", "d03", "d07"}, Start: &from, End: &to}))
+	w := Where{And: []Where{{Cond: &Cond{Property: "x", Op: ">", Value: 0.5}}, {Cond: &Cond{Property: "k", Op: "!=", Value: int64(2)}}}}
+
+	scan, err := db.Scan(context.Background(), ScanRequest{Type: "A", Where: &w})
+	require.NoError(t, err)
+	_, ok := scan.Next()
+	require.True(t, ok)
+	merged := 0
+	for _, a := range scan.aheads {
+		if _, ok := a.src.(*merger); ok {
+			merged++
+		}
+	}
+	ahead := len(scan.aheads)
+	scan.Close()
+	require.Positive(t, merged, "devices in several files read ahead, of %d read ahead", ahead)
+
+	at := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		start, end *int64
+		batch      int
+	}{{nil, nil, 0}, {nil, nil, 333}, {at(3000), at(205_000), 1000}, {nil, nil, 7000}} {
+		all, err := scanAll(t, db, ScanRequest{Type: "A", Start: c.start, End: c.end, BatchRows: c.batch})
+		require.NoError(t, err)
+		var want []scannedRow
+		for _, r := range all {
+			if r.x.(float64) > 0.5 && r.k.(int64) != 2 {
+				want = append(want, r)
+			}
+		}
+		for _, reuse := range []bool{false, true} {
+			bufs := &strictBuffers{}
+			req := ScanRequest{Type: "A", Start: c.start, End: c.end, BatchRows: c.batch, Where: &w, ReuseBatches: reuse}
+			if reuse {
+				req.Buffers = bufs
+			}
+			got, err := scanAll(t, db, req)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%+v reuse %v", c, reuse)
+			require.Empty(t, bufs.held)
 		}
 	}
 }

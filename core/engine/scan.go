@@ -682,6 +682,13 @@ func (r *Rows) apart(found []fileHit) bool {
 		_, first, last := r.files[h.file].DeviceAt(int(h.index))
 		spans = append(spans, [2]int64{first, last})
 	}
+	return spansApart(spans)
+}
+
+// spansApart reports whether no two of the closed time spans share a
+// time (spans that touch at one share it: two rows of one key). It sorts
+// spans.
+func spansApart(spans [][2]int64) bool {
 	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	for k := 1; k < len(spans); k++ {
 		if spans[k][0] <= spans[k-1][1] {

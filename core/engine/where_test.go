@@ -427,11 +427,12 @@ func TestWhereFiltersDevicesSplitBetweenFiles(t *testing.T) {
 	db, _ := openDisk(t, Options{AutoCreate: true})
 	rng := rand.New(rand.NewPCG(5, 9))
 	rows := func(t0 int64, n int) *tablet.Tablet {
-		times, xs, ys := make([]int64, n), make([]float64, n), make([]float64, n)
+		times, xs, ys, zs := make([]int64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 		for i := range n {
-			times[i], xs[i], ys[i] = t0+int64(i), rng.Float64(), rng.Float64()
+			times[i], xs[i], ys[i], zs[i] = t0+int64(i), rng.Float64(), rng.Float64(), rng.Float64()
 		}
-		return &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Doubles("x", xs, nil), tablet.Doubles("y", ys, nil)}}
+		return &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Doubles("x", xs, nil), tablet.Doubles("y", ys, nil),
+			tablet.Doubles("z", zs, nil)}}
 	}
 	const n = 6_000 // above the rows from which a device is read by ranges
 	// Three flushes, so three files: a-apart at [0, n), [n, 2n), then
@@ -477,5 +478,40 @@ func TestWhereFiltersDevicesSplitBetweenFiles(t *testing.T) {
 			got := filteredRowsOf(t, db, ScanRequest{Type: "V", Where: &c.w, ReuseBatches: reuse})
 			require.Equal(t, keptOf(all, nil, c.keep), got, "%+v reuse %v", c.w, reuse)
 		}
+	}
+
+	// The files filtered as they read: y and z are decoded at the kept
+	// rows only, so a scan keeping 1% takes about half the memory of the
+	// whole scan (times and x whole), not all of it.
+	taken := func(w *Where) int {
+		bufs := &strictBuffers{}
+		got := filteredRowsOf(t, db, ScanRequest{Type: "V", Where: w, ReuseBatches: true, Buffers: bufs})
+		require.NotEmpty(t, got)
+		return bufs.bytes
+	}
+	whole, filtered := taken(nil), taken(&Where{Cond: &Cond{Property: "x", Op: ">", Value: 0.99}})
+	assert.Less(t, filtered, whole*7/10, "bytes decoded by the filtered scan, against %d by the whole", whole)
+}
+
+// Spans that share one time, even at an end, are not apart: two files
+// would hold a row of the same key.
+func TestSpansApart(t *testing.T) {
+	for _, c := range []struct {
+		spans [][2]int64
+		apart bool
+	}{
+		{nil, true},
+		{[][2]int64{{0, 9}}, true},
+		{[][2]int64{{0, 9}, {10, 19}}, true},
+		{[][2]int64{{10, 19}, {0, 9}}, true},
+		{[][2]int64{{0, 9}, {9, 19}}, false},
+		{[][2]int64{{9, 19}, {0, 9}}, false},
+		{[][2]int64{{5, 5}, {5, 5}}, false},
+		{[][2]int64{{0, 0}, {1, 1}, {2, 2}}, true},
+		{[][2]int64{{0, 100}, {20, 30}}, false},
+		{[][2]int64{{40, 50}, {0, 10}, {20, 30}, {29, 35}}, false},
+		{[][2]int64{{math.MinInt64, -1}, {0, math.MaxInt64}}, true},
+	} {
+		assert.Equal(t, c.apart, spansApart(slices.Clone(c.spans)), "%v", c.spans)
 	}
 }
