@@ -74,7 +74,7 @@ func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArr
 			batches, ty, err = d.db.Aggregate(d.context(), req)
 			return err
 		}
-		if r.Devices == nil { // every device, or a prefix's: many reads at once
+		if waits(d.db, r.Devices, *r.Type) {
 			err = unlocked.Run(aggregate)
 		} else {
 			err = aggregate()
@@ -100,6 +100,17 @@ func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArr
 	})
 }
 
+// waits guesses whether a query of type typ over devices (nil: every
+// device, or a prefix's) waits for goroutines many times, as it reads
+// many devices' rows from files at once, and so runs unlocked.
+func waits(db *engine.DB, devices []string, typ string) bool {
+	return devices == nil && db.FlushedRows(typ) >= waitRows
+}
+
+// waitRows is the fewest rows in a type's files from which a query over
+// every device runs unlocked.
+const waitRows = 1 << 16
+
 // lastRequest is the request_json of arcadego_last.
 type lastRequest struct {
 	Type       *string  `json:"type"`
@@ -124,7 +135,7 @@ func ag_go_last(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 				Devices: r.Devices, DevicePrefix: r.Prefix})
 			return err
 		}
-		if r.Devices == nil {
+		if waits(d.db, r.Devices, *r.Type) {
 			err = unlocked.Run(last)
 		} else {
 			err = last()

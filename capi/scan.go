@@ -254,7 +254,7 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 			batchRows = engine.DefaultBatchRows
 		}
 		r := &result{db: d, rows: rows, typeName: req.Type, bufs: bufs, mem: exportMemory, cols: cols, batchRows: batchRows,
-			wait: !rows.Sparse()}
+			wait: rows.Waits()}
 		r.mem.Owner = bufs.owner
 		r.mem.Ref = func(block uintptr) { C.ag_export_ref(*(*unsafe.Pointer)(unsafe.Pointer(&block))) }
 		return openResult(r, out)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/errs"
@@ -369,4 +370,32 @@ func TestReadAheadDevicesInSeveralFiles(t *testing.T) {
 			require.Empty(t, bufs.held)
 		}
 	}
+}
+
+// Waits says yes for a scan that reads files of 65,536 rows or more, not
+// for a memtable's rows, a small file or a point read; FlushedRows counts
+// the rows of the type's files.
+func TestScanWaitsOnlyForLargeFiles(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	rng := rand.New(rand.NewPCG(1, 1))
+	waits := func(req ScanRequest) bool {
+		req.Type = "A"
+		scan, err := db.Scan(context.Background(), req)
+		require.NoError(t, err)
+		defer scan.Close()
+		return scan.Waits()
+	}
+	require.NoError(t, db.Insert("A", "d0", xkRows(rng, 1000, 0)))
+	assert.False(t, waits(ScanRequest{}), "memtable rows only")
+	assert.Zero(t, db.FlushedRows("A"))
+	require.NoError(t, db.Flush())
+	assert.Equal(t, int64(1000), db.FlushedRows("A"))
+	assert.False(t, waits(ScanRequest{}), "a small file")
+	require.NoError(t, db.Insert("A", "d1", xkRows(rng, waitRows, 0)))
+	require.NoError(t, db.Flush())
+	assert.Equal(t, int64(1000+waitRows), db.FlushedRows("A"))
+	assert.True(t, waits(ScanRequest{}), "every device of large files")
+	assert.True(t, waits(ScanRequest{DevicePrefix: "d"}), "a prefix's devices")
+	assert.False(t, waits(ScanRequest{Devices: []string{"d1"}}), "a point read")
+	assert.Zero(t, db.FlushedRows("nope"))
 }

@@ -555,10 +555,23 @@ func (db *DB) Explain(ctx context.Context, req ScanRequest) (string, error) {
 	return r.Plan(), nil
 }
 
-// Sparse reports whether the scan names a few devices and reads only the
-// pages that hold their rows (point reads): it seldom waits for other
-// goroutines.
-func (r *Rows) Sparse() bool { return r.sparse }
+// Waits reports, as the scan starts, whether reading it may wait for
+// other goroutines many times (windows decoded by several, devices read
+// ahead): it reads files of waitRows rows or more in all, and does not
+// read only the pages of a few named devices (point reads).
+func (r *Rows) Waits() bool {
+	if r.sparse {
+		return false
+	}
+	var rows int64
+	for _, f := range r.files {
+		rows += f.Rows()
+	}
+	return rows >= waitRows
+}
+
+// waitRows is the fewest rows in a scan's files from which Waits says yes.
+const waitRows = 1 << 16
 
 // Type returns the scanned type as of the scan's start.
 func (r *Rows) Type() *schema.Type { return r.typ }
