@@ -124,25 +124,35 @@ func TestFilteredScansComeInOrder(t *testing.T) {
 		{"", at(2000), nil, 4096},
 		{"d", nil, at(70_000), 65536},
 	} {
-		all, err := scanAll(t, db, ScanRequest{Type: "A", DevicePrefix: c.prefix, Start: c.start, End: c.end, BatchRows: c.batch})
+		requireFiltered(t, db, ScanRequest{Type: "A", DevicePrefix: c.prefix, Start: c.start, End: c.end, BatchRows: c.batch}, w,
+			func(r scannedRow) bool { return r.x.(float64) > 0.6 && r.k.(int64) != 2 })
+	}
+}
+
+// requireFiltered checks that req with filter w returns the rows of req
+// that keep accepts, with batches of fresh memory and of reused buffers
+// (strict ones, every one given back).
+func requireFiltered(t *testing.T, db *DB, req ScanRequest, w Where, keep func(scannedRow) bool) {
+	t.Helper()
+	all, err := scanAll(t, db, req)
+	require.NoError(t, err)
+	var want []scannedRow
+	for _, r := range all {
+		if keep(r) {
+			want = append(want, r)
+		}
+	}
+	for _, reuse := range []bool{false, true} {
+		bufs := &strictBuffers{}
+		req := req
+		req.Where, req.ReuseBatches = &w, reuse
+		if reuse {
+			req.Buffers = bufs
+		}
+		got, err := scanAll(t, db, req)
 		require.NoError(t, err)
-		var want []scannedRow
-		for _, r := range all {
-			if r.x.(float64) > 0.6 && r.k.(int64) != 2 {
-				want = append(want, r)
-			}
-		}
-		for _, reuse := range []bool{false, true} {
-			bufs := &strictBuffers{}
-			req := ScanRequest{Type: "A", DevicePrefix: c.prefix, Start: c.start, End: c.end, BatchRows: c.batch, Where: &w, ReuseBatches: reuse}
-			if reuse {
-				req.Buffers = bufs
-			}
-			got, err := scanAll(t, db, req)
-			require.NoError(t, err)
-			require.Equal(t, want, got, "%+v reuse %v", c, reuse)
-			require.Empty(t, bufs.held, "every buffer given back")
-		}
+		require.Equal(t, want, got, "%+v reuse %v", req, reuse)
+		require.Empty(t, bufs.held, "every buffer given back")
 	}
 }
 
@@ -350,25 +360,8 @@ func TestReadAheadDevicesInSeveralFiles(t *testing.T) {
 		start, end *int64
 		batch      int
 	}{{nil, nil, 0}, {nil, nil, 333}, {at(3000), at(205_000), 1000}, {nil, nil, 7000}} {
-		all, err := scanAll(t, db, ScanRequest{Type: "A", Start: c.start, End: c.end, BatchRows: c.batch})
-		require.NoError(t, err)
-		var want []scannedRow
-		for _, r := range all {
-			if r.x.(float64) > 0.5 && r.k.(int64) != 2 {
-				want = append(want, r)
-			}
-		}
-		for _, reuse := range []bool{false, true} {
-			bufs := &strictBuffers{}
-			req := ScanRequest{Type: "A", Start: c.start, End: c.end, BatchRows: c.batch, Where: &w, ReuseBatches: reuse}
-			if reuse {
-				req.Buffers = bufs
-			}
-			got, err := scanAll(t, db, req)
-			require.NoError(t, err)
-			require.Equal(t, want, got, "%+v reuse %v", c, reuse)
-			require.Empty(t, bufs.held)
-		}
+		requireFiltered(t, db, ScanRequest{Type: "A", Start: c.start, End: c.end, BatchRows: c.batch}, w,
+			func(r scannedRow) bool { return r.x.(float64) > 0.5 && r.k.(int64) != 2 })
 	}
 }
 
