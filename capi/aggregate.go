@@ -104,12 +104,8 @@ func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArr
 // device, or a prefix's) waits for goroutines many times, as it reads
 // many devices' rows from files at once, and so runs unlocked.
 func waits(db *engine.DB, devices []string, typ string) bool {
-	return devices == nil && db.FlushedRows(typ) >= waitRows
+	return devices == nil && db.FlushedRows(typ) >= engine.WaitRows
 }
-
-// waitRows is the fewest rows in a type's files from which a query over
-// every device runs unlocked.
-const waitRows = 1 << 16
 
 // lastRequest is the request_json of arcadego_last.
 type lastRequest struct {

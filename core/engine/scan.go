@@ -557,7 +557,7 @@ func (db *DB) Explain(ctx context.Context, req ScanRequest) (string, error) {
 
 // Waits reports, as the scan starts, whether reading it may wait for
 // other goroutines many times (windows decoded by several, devices read
-// ahead): it reads files of waitRows rows or more in all, and does not
+// ahead): it reads files of WaitRows rows or more in all, and does not
 // read only the pages of a few named devices (point reads).
 func (r *Rows) Waits() bool {
 	if r.sparse {
@@ -567,11 +567,13 @@ func (r *Rows) Waits() bool {
 	for _, f := range r.files {
 		rows += f.Rows()
 	}
-	return rows >= waitRows
+	return rows >= WaitRows
 }
 
-// waitRows is the fewest rows in a scan's files from which Waits says yes.
-const waitRows = 1 << 16
+// WaitRows is the fewest rows in a type's files from which a scan of many
+// devices, or a query over them, may wait for other goroutines many times
+// (Waits; FlushedRows is the count for a type).
+const WaitRows = 1 << 16
 
 // Type returns the scanned type as of the scan's start.
 func (r *Rows) Type() *schema.Type { return r.typ }
@@ -734,9 +736,9 @@ type aheadRead struct {
 // readAhead starts reading the first batch of each next device not read
 // ahead yet, while a set of scanners is free, if it is one a filtered scan
 // reads by ranges of rows from files that hold it in spans apart (the
-// devices' lists came from the directories): their windows are read and filtered while the
-// caller takes the current device's rows, which kept one core busy of
-// two. A set is free once the caller has moved past its device, so a
+// devices' lists came from the directories): their windows are read and
+// filtered while the caller takes the current device's rows, which kept
+// one core busy of two. A set is free once the caller has moved past its device, so a
 // batch read ahead stays valid until it is returned.
 func (r *Rows) readAhead() {
 	for r.hits != nil && len(r.free) > 0 && r.next+len(r.aheads) < len(r.devices) {
