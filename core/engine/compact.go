@@ -169,10 +169,7 @@ func (db *DB) compactType(ty *schema.Type, mode int) error {
 	if _, _, lo, _ := olds[0].Bounds(); len(olds) == 1 && mode != compactExpired && lo >= cutoff && !deadColumns(olds[0].Layout(), ty) {
 		return nil // one file holding only live properties and rows: nothing to gain
 	}
-	var total int64
-	for _, f := range olds {
-		total += f.Rows()
-	}
+	total := rowsIn(olds)
 	commit := segment.Commit{AppID: txnApp, TxnVersion: txnAfter(tb, 0), Metadata: deltaMetadata(tb, ty)}
 	nt, err := db.rewriteTable(ty, tb, commit, rewriting{
 		what: "compaction", olds: olds, files: int(total/db.compactRows) + 1, fileRows: db.compactRows,

@@ -60,7 +60,13 @@ var rowsOfScans atomic.Int64
 func rowsOf(t testing.TB, db *DB, typ string) map[string]map[int64]map[string]any {
 	t.Helper()
 	reuse := rowsOfScans.Add(1)%2 == 0
-	rows, err := db.Scan(context.Background(), ScanRequest{Type: typ, ReuseBatches: reuse})
+	return requestRowsOf(t, db, ScanRequest{Type: typ, ReuseBatches: reuse})
+}
+
+// requestRowsOf is rowsOf of the scan req.
+func requestRowsOf(t testing.TB, db *DB, req ScanRequest) map[string]map[int64]map[string]any {
+	t.Helper()
+	rows, err := db.Scan(context.Background(), req)
 	require.NoError(t, err)
 	defer rows.Close()
 	out := map[string]map[int64]map[string]any{}

@@ -333,10 +333,8 @@ func (db *DB) indexRewritten(id schema.TypeID, added []*newFile, rw rewriting) {
 	if !ok || len(ty.Indexes()) == 0 {
 		return
 	}
-	var before, after int64
-	for _, f := range rw.olds {
-		before += f.Rows()
-	}
+	before := rowsIn(rw.olds)
+	var after int64
 	for _, f := range added {
 		after += f.Rows()
 	}

@@ -270,10 +270,7 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 		slices.Sort(fresh)
 		fresh = slices.Compact(fresh)
 	}
-	var fileRows int64
-	for _, f := range files {
-		fileRows += f.Rows()
-	}
+	fileRows := rowsIn(files)
 	if int64(len(fresh))*lastScanRows > fileRows {
 		return nil, false, nil
 	}

@@ -560,14 +560,7 @@ func (db *DB) Explain(ctx context.Context, req ScanRequest) (string, error) {
 // ahead): it reads files of WaitRows rows or more in all, and does not
 // read only the pages of a few named devices (point reads).
 func (r *Rows) Waits() bool {
-	if r.sparse {
-		return false
-	}
-	var rows int64
-	for _, f := range r.files {
-		rows += f.Rows()
-	}
-	return rows >= WaitRows
+	return !r.sparse && rowsIn(r.files) >= WaitRows
 }
 
 // WaitRows is the fewest rows in a type's files from which a scan of many

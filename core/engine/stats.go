@@ -81,8 +81,8 @@ func (db *DB) Stats() Stats {
 		ts := TypeStats{Name: ty.Name, ID: uint32(id), Path: t.dir, Files: len(t.files), DeltaVersion: t.version}
 		for _, f := range t.files {
 			ts.Bytes += f.size
-			ts.Rows += f.Rows()
 		}
+		ts.Rows = rowsIn(t.files)
 		st.Types = append(st.Types, ts)
 	}
 	db.stateMu.Unlock()
@@ -106,8 +106,13 @@ func (db *DB) FlushedRows(typ string) int64 {
 	if tb == nil {
 		return 0
 	}
+	return rowsIn(tb.files)
+}
+
+// rowsIn returns the rows the files hold.
+func rowsIn(files []*dataFile) int64 {
 	var rows int64
-	for _, f := range tb.files {
+	for _, f := range files {
 		rows += f.Rows()
 	}
 	return rows

@@ -364,34 +364,11 @@ func TestWhereReadsFilesAtTheKeptRows(t *testing.T) {
 	} {
 		for _, props := range [][]string{nil, {"z", "y"}} {
 			for _, reuse := range []bool{false, true} {
-				got := filteredRowsOf(t, db, ScanRequest{Type: "V", Properties: props, Where: &c.w, ReuseBatches: reuse})
+				got := requestRowsOf(t, db, ScanRequest{Type: "V", Properties: props, Where: &c.w, ReuseBatches: reuse})
 				require.Equal(t, keptOf(all, props, c.keep), got, "%+v props %v reuse %v", c.w, props, reuse)
 			}
 		}
 	}
-}
-
-// filteredRowsOf returns the rows a scan returns, by device and time.
-func filteredRowsOf(t *testing.T, db *DB, req ScanRequest) map[string]map[int64]map[string]any {
-	t.Helper()
-	scan, err := db.Scan(context.Background(), req)
-	require.NoError(t, err)
-	defer scan.Close()
-	got := map[string]map[int64]map[string]any{}
-	for b, ok := scan.Next(); ok; b, ok = scan.Next() {
-		if got[b.Device] == nil {
-			got[b.Device] = map[int64]map[string]any{}
-		}
-		for i, tm := range b.Rows.Times {
-			row := map[string]any{}
-			for j := range b.Rows.Columns {
-				row[b.Rows.Columns[j].Name] = b.Rows.Columns[j].Value(i)
-			}
-			got[b.Device][tm] = row
-		}
-	}
-	require.NoError(t, scan.Err())
-	return got
 }
 
 // keptOf returns the rows of all that keep accepts, with the properties
@@ -475,7 +452,7 @@ func TestWhereFiltersDevicesSplitBetweenFiles(t *testing.T) {
 		{Where{Cond: &Cond{Property: "x", Op: "<", Value: 0.05}}, func(r map[string]any) bool { return r["x"].(float64) < 0.05 }},
 	} {
 		for _, reuse := range []bool{false, true} {
-			got := filteredRowsOf(t, db, ScanRequest{Type: "V", Where: &c.w, ReuseBatches: reuse})
+			got := requestRowsOf(t, db, ScanRequest{Type: "V", Where: &c.w, ReuseBatches: reuse})
 			require.Equal(t, keptOf(all, nil, c.keep), got, "%+v reuse %v", c.w, reuse)
 		}
 	}
@@ -485,7 +462,7 @@ func TestWhereFiltersDevicesSplitBetweenFiles(t *testing.T) {
 	// whole scan (times and x whole), not all of it.
 	taken := func(w *Where) int {
 		bufs := &strictBuffers{}
-		got := filteredRowsOf(t, db, ScanRequest{Type: "V", Where: w, ReuseBatches: true, Buffers: bufs})
+		got := requestRowsOf(t, db, ScanRequest{Type: "V", Where: w, ReuseBatches: true, Buffers: bufs})
 		require.NotEmpty(t, got)
 		return bufs.bytes
 	}
