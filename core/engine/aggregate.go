@@ -5,8 +5,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -157,15 +161,7 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 		return nil, nil, fmt.Errorf("aggregate: %w", err)
 	}
 	defer rows.Close()
-	if g.err != nil {
-		return nil, nil, fmt.Errorf("aggregate of %q: %w", req.Type, g.err)
-	}
-	for b, ok := rows.Next(); ok; b, ok = rows.Next() {
-		if err := g.add(b); err != nil {
-			return nil, nil, fmt.Errorf("aggregate of %q: %w", req.Type, err)
-		}
-	}
-	if err := rows.Err(); err != nil {
+	if err := g.aggregate(rows); err != nil {
 		return nil, nil, fmt.Errorf("aggregate: %w", err)
 	}
 	out, err := g.result()
@@ -174,6 +170,77 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 	}
 	return out, rows.Type(), nil
 }
+
+// aggregate adds the rows of rows. A scan of many rows is split in parts,
+// a run of devices each, up to one a core: each part is aggregated on a
+// goroutine of its own into groups of its own, which are added to g's in
+// device order once all are done. The parts read the scan's snapshot.
+func (g *grouper) aggregate(rows *Rows) error {
+	n := aggregateSplit.parts
+	if n == 0 {
+		n = min(runtime.GOMAXPROCS(0), 8)
+	}
+	parts := rows.split(n, aggregateSplit.minRows)
+	subs := make([]*grouper, len(parts))
+	failures := make([]error, len(parts))
+	var failed atomic.Bool // a part that failed stops the others
+	run := func(k int) {
+		defer func() {
+			if p := recover(); p != nil {
+				failures[k] = fmt.Errorf("aggregating part %d: %v: %w", k, p, errs.ErrInternal)
+				failed.Store(true)
+			}
+		}()
+		part := parts[k]
+		for b, ok := part.Next(); ok && !failed.Load(); b, ok = part.Next() {
+			subs[k].add(b)
+		}
+		if failures[k] = part.Err(); failures[k] != nil {
+			failed.Store(true)
+		}
+	}
+	aggregatePartsRun.Add(int64(len(parts) - 1))
+	var wg sync.WaitGroup
+	subs[0] = g // the first part's devices come first: g's groups are its
+	for k := 1; k < len(parts); k++ {
+		defer parts[k].Close()
+		subs[k] = &grouper{req: g.req, specs: g.specs, index: map[groupKey]int{}}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(k)
+		}()
+	}
+	run(0)
+	wg.Wait()
+	for _, err := range failures {
+		if err != nil {
+			return err // the first part's to fail, in device order
+		}
+	}
+	for _, sub := range subs[1:] {
+		for _, gr := range sub.groups {
+			into := g.groupFor(gr.key, gr.first)
+			for k := range g.specs {
+				into.accs[k].merge(&g.specs[k], &gr.accs[k])
+			}
+		}
+	}
+	return nil
+}
+
+// aggregateSplit is how an aggregate is split: in parts parts (0: one a
+// core, up to 8), each of at least minRows rows as the files' directories
+// count them (a part costs a goroutine and a merge, some µs). Tests set
+// it to split small scans.
+var aggregateSplit = struct {
+	parts   int
+	minRows int64
+}{0, 1 << 15}
+
+// aggregatePartsRun counts the parts of aggregates run on goroutines of
+// their own, for tests.
+var aggregatePartsRun atomic.Int64
 
 // statsAnswer reports whether files' statistics can answer the request:
 // count, min, max, sum and mean of numbers over every row of every
@@ -246,44 +313,94 @@ func less(t schema.PropertyType, a, b cell) bool {
 // acc accumulates one aggregate of one group.
 type acc struct {
 	n             int64 // non-null values
-	sumI          int64
+	sumI          int128
 	sumF          float64
 	v             cell  // min, max, first or last
 	firstT, lastT int64 // times of first and last
 }
 
+// int128 is an integer sum, exact in any order: whether an INT64 sum
+// overflows is its total's to say, not that of the order its parts came
+// in (devices are aggregated in parts at once, as many as the cores).
+type int128 struct {
+	hi int64
+	lo uint64
+}
+
+func (x *int128) add(v int64) {
+	lo, carry := bits.Add64(x.lo, uint64(v), 0)
+	x.hi += v>>63 + int64(carry) // v's upper word: -1 or 0
+	x.lo = lo
+}
+
+func (x *int128) addWide(y int128) {
+	lo, carry := bits.Add64(x.lo, y.lo, 0)
+	x.hi += y.hi + int64(carry)
+	x.lo = lo
+}
+
+// int64 returns x, and whether it fits.
+func (x int128) int64() (int64, bool) {
+	v := int64(x.lo)
+	return v, x.hi == v>>63
+}
+
 // addSum adds a file's sum of the values of s's property (n, not
 // counted here, is the caller's).
-func (a *acc) addSum(s *aggSpec, sum segment.Sum) error {
+func (a *acc) addSum(s *aggSpec, sum segment.Sum) {
 	if s.typ == schema.Float || s.typ == schema.Double {
 		a.sumF += sum.Float
-		return nil
+		return
 	}
-	return a.addInt(s, sum.Int)
+	a.addInt(sum.Int)
 }
 
-// addInt adds v to an integer sum, failing where the INT64 sum overflows.
-func (a *acc) addInt(s *aggSpec, v int64) error {
+// addInt adds v to an integer sum (as a float too, for the mean).
+func (a *acc) addInt(v int64) {
 	a.sumF += float64(v)
-	if s.fn == "sum" {
-		sum := a.sumI + v
-		if v > 0 && sum < a.sumI || v < 0 && sum > a.sumI {
-			return fmt.Errorf("sum of %q overflows INT64: %w", strings.TrimSuffix(s.name, "_sum"), errs.ErrInvalidArgument)
-		}
-		a.sumI = sum
-	}
-	return nil
+	a.sumI.add(v)
 }
 
-func (a *acc) add(s *aggSpec, v cell, t int64) error {
+// merge adds b, the same aggregate's accumulator over rows of devices
+// after a's: ties of first keep a's, ties of last take b's, as one pass
+// over all the rows would.
+func (a *acc) merge(s *aggSpec, b *acc) {
+	if b.n == 0 {
+		return
+	}
+	switch s.fn {
+	case "sum", "mean":
+		a.sumF += b.sumF
+		a.sumI.addWide(b.sumI)
+	case "min":
+		if a.n == 0 || less(s.typ, b.v, a.v) {
+			a.v = b.v
+		}
+	case "max":
+		if a.n == 0 || less(s.typ, a.v, b.v) {
+			a.v = b.v
+		}
+	case "first":
+		if a.n == 0 || b.firstT < a.firstT {
+			a.v, a.firstT = b.v, b.firstT
+		}
+	case "last":
+		if a.n == 0 || b.lastT >= a.lastT {
+			a.v, a.lastT = b.v, b.lastT
+		}
+	}
+	a.n += b.n
+}
+
+func (a *acc) add(s *aggSpec, v cell, t int64) {
 	a.n++
 	switch s.fn {
 	case "sum", "mean":
 		if s.typ == schema.Float || s.typ == schema.Double {
 			a.sumF += v.f
-			return nil
+			return
 		}
-		return a.addInt(s, v.i)
+		a.addInt(v.i)
 	case "min":
 		if a.n == 1 || less(s.typ, v, a.v) {
 			a.v = v
@@ -301,7 +418,6 @@ func (a *acc) add(s *aggSpec, v cell, t int64) error {
 			a.v, a.lastT = v, t
 		}
 	}
-	return nil
 }
 
 // groupKey is a result row: a device ("" across devices) and a bucket.
@@ -325,7 +441,6 @@ type grouper struct {
 	groups []*group
 	index  map[groupKey]int
 	last   *group
-	err    error // from fromStats
 }
 
 func (g *grouper) bucket(t int64) int64 {
@@ -341,7 +456,7 @@ func (g *grouper) bucket(t int64) int64 {
 	return k
 }
 
-func (g *grouper) add(b Batch) error {
+func (g *grouper) add(b Batch) {
 	t := b.Rows
 	device := ""
 	if g.req.ByDevice {
@@ -366,13 +481,10 @@ func (g *grouper) add(b Batch) error {
 		gr.first = min(gr.first, t.Times[lo])
 		for k := range g.specs {
 			s := &g.specs[k]
-			if err := gr.accs[k].addRun(s, &t.Columns[s.col], t.Times, lo, hi); err != nil {
-				return err
-			}
+			gr.accs[k].addRun(s, &t.Columns[s.col], t.Times, lo, hi)
 		}
 		lo = hi
 	}
-	return nil
 }
 
 // groupFor returns the group of key (making it, with first as its first
@@ -393,42 +505,39 @@ func (g *grouper) groupFor(key groupKey, first int64) *group {
 // addRun adds rows [lo, hi) of column c, whose times are times: DOUBLE
 // columns without nulls in a loop of their own per function (most of an
 // aggregate's rows), the rest a row at a time.
-func (a *acc) addRun(s *aggSpec, c *tablet.Column, times []int64, lo, hi int) error {
+func (a *acc) addRun(s *aggSpec, c *tablet.Column, times []int64, lo, hi int) {
 	if s.typ == schema.Double && c.Validity == nil && hi > lo && s.fn != "first" && s.fn != "last" {
 		vals := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(c.Values))), c.Offset+hi)[c.Offset+lo:]
 		switch s.fn {
 		case "count":
 			a.n += int64(len(vals))
-			return nil
+			return
 		case "sum", "mean":
 			a.sumF += sumDoubles(vals)
 			a.n += int64(len(vals))
-			return nil
+			return
 		case "min": // NaN is the greatest (see less)
 			m := minDoubles(vals)
 			if a.n == 0 || m < a.v.f || math.IsNaN(a.v.f) && !math.IsNaN(m) {
 				a.v.f = m
 			}
 			a.n += int64(len(vals))
-			return nil
+			return
 		case "max":
 			m := maxDoubles(vals) // NaN if one is, which is the greatest
 			if a.n == 0 || m > a.v.f || math.IsNaN(m) {
 				a.v.f = m
 			}
 			a.n += int64(len(vals))
-			return nil
+			return
 		}
 	}
 	for r := lo; r < hi; r++ {
 		if !c.Valid(r) {
 			continue
 		}
-		if err := a.add(s, cellAt(c, r), times[r]); err != nil {
-			return err
-		}
+		a.add(s, cellAt(c, r), times[r])
 	}
-	return nil
 }
 
 // minDoubles returns the least of vals (not empty), NaN the greatest: the
@@ -557,7 +666,11 @@ func (g *grouper) result() ([]Batch, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Batch{Device: g.groups[lo].key.device, Rows: g.tablet(groups), Stable: true})
+		t, err := g.tablet(groups)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Batch{Device: g.groups[lo].key.device, Rows: t, Stable: true})
 		lo = hi
 	}
 	return out, nil
@@ -599,8 +712,9 @@ func (g *grouper) filled(groups []*group) ([]*group, error) {
 }
 
 // tablet returns the result rows of groups (a group without accs is an
-// empty bucket, filled as the request says).
-func (g *grouper) tablet(groups []*group) *tablet.Tablet {
+// empty bucket, filled as the request says); an INT64 sum that does not
+// fit is an error.
+func (g *grouper) tablet(groups []*group) (*tablet.Tablet, error) {
 	n := len(groups)
 	t := &tablet.Tablet{Times: make([]int64, n), Columns: make([]tablet.Column, len(g.specs))}
 	for i, gr := range groups {
@@ -629,7 +743,11 @@ func (g *grouper) tablet(groups []*group) *tablet.Tablet {
 			case s.fn == "sum" && rt == schema.Double:
 				vals[i].f = a.sumF
 			case s.fn == "sum":
-				vals[i].i = a.sumI
+				v, fits := a.sumI.int64()
+				if !fits {
+					return nil, fmt.Errorf("sum of %q overflows INT64: %w", strings.TrimSuffix(s.name, "_sum"), errs.ErrInvalidArgument)
+				}
+				vals[i].i = v
 			default:
 				vals[i] = a.v
 			}
@@ -639,7 +757,7 @@ func (g *grouper) tablet(groups []*group) *tablet.Tablet {
 		}
 		t.Columns[k] = cellColumn(s.name, rt, vals, valid)
 	}
-	return t
+	return t, nil
 }
 
 // fillBuckets gives the empty buckets (groups without accs) of one column their

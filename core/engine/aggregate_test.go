@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -121,9 +122,10 @@ func TestAggregateMatchesScan(t *testing.T) {
 		{false, 0, 0, ptr(int64(500)), nil}, // no rows
 	} {
 		name := fmt.Sprintf("byDevice=%v every=%d origin=%d", c.byDevice, c.every, c.origin)
-		batches, _, err := db.Aggregate(context.Background(), AggregateRequest{Type: "S", Aggs: aggs, ByDevice: c.byDevice,
-			Every: c.every, Origin: c.origin, Start: c.start, End: c.end})
+		req := AggregateRequest{Type: "S", Aggs: aggs, ByDevice: c.byDevice, Every: c.every, Origin: c.origin, Start: c.start, End: c.end}
+		batches, _, err := db.Aggregate(context.Background(), req)
 		require.NoError(t, err, name)
+		requireSameAggregate(t, batches, splitAggregate(t, db, req), name)
 		// The reference: group the scan's rows.
 		type key struct {
 			device string
@@ -194,6 +196,50 @@ func TestAggregateMatchesScan(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// splitAggregate is db.Aggregate(req) with the scan split in parts of a
+// device or more, as many as three, each aggregated on a goroutine.
+func splitAggregate(t *testing.T, db *DB, req AggregateRequest) []Batch {
+	t.Helper()
+	saved := aggregateSplit
+	defer func() { aggregateSplit = saved }()
+	aggregateSplit.parts, aggregateSplit.minRows = 3, 1
+	before := aggregatePartsRun.Load()
+	out, _, err := db.Aggregate(context.Background(), req)
+	require.NoError(t, err)
+	if req.Where == nil && len(req.Devices) != 1 {
+		require.Greater(t, aggregatePartsRun.Load(), before, "the scan was split")
+	}
+	return out
+}
+
+// requireSameAggregate: got, from parts aggregated apart and merged, is
+// want, from one pass: the same groups and values, first and last of the
+// same rows where devices tie (floats' sums to their last bits).
+func requireSameAggregate(t *testing.T, want, got []Batch, name string) {
+	t.Helper()
+	require.Equal(t, len(want), len(got), name)
+	for i := range want {
+		w, g := want[i].Rows, got[i].Rows
+		require.Equal(t, want[i].Device, got[i].Device, name)
+		require.Equal(t, w.Times, g.Times, name)
+		require.Equal(t, len(w.Columns), len(g.Columns), name)
+		for j := range w.Columns {
+			wc, gc := &w.Columns[j], &g.Columns[j]
+			for r := range w.Times {
+				require.Equal(t, wc.Valid(r), gc.Valid(r), "%s: %s row %d", name, wc.Name, r)
+				if !wc.Valid(r) {
+					continue
+				}
+				if v, ok := wc.Value(r).(float64); ok && (strings.HasSuffix(wc.Name, "_sum") || strings.HasSuffix(wc.Name, "_mean")) {
+					require.InDelta(t, v, gc.Value(r), 1e-9, "%s: %s row %d", name, wc.Name, r)
+					continue
+				}
+				require.Equal(t, wc.Value(r), gc.Value(r), "%s: %s row %d", name, wc.Name, r)
+			}
+		}
+	}
+}
 
 func TestAggregateEdges(t *testing.T) {
 	db := openMem(t, Options{AutoCreate: true})

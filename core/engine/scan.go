@@ -912,3 +912,90 @@ func (r *Rows) Close() {
 	r.files, r.mems, r.scanners, r.free, r.devices, r.cur = nil, nil, nil, nil, nil, nil
 	r.merge, r.srcs, r.snaps, r.snapMem, r.hits, r.filePos, r.found = merger{}, nil, nil, nil, nil, nil, nil
 }
+
+// split cuts a scan that has not started into up to n scans of its own,
+// r the first, each a run of its devices in order with about as many rows
+// as the next, and each of at least minRows of them; r alone if that
+// makes fewer than two. They read r's snapshot and may each be read on a
+// goroutine of their own; each holds its files and memtables until
+// closed. Scans with a Where or with Buffers are not split: their
+// filter's scratch and the buffers are one goroutine's.
+func (r *Rows) split(n int, minRows int64) []*Rows {
+	if n < 2 || len(r.devices) < 2 || r.next > 0 || r.where != nil || r.buffers != nil {
+		return []*Rows{r}
+	}
+	ends := make([]int64, len(r.devices)) // the rows up to each device's end
+	var total int64
+	for k := range r.devices {
+		total += r.rowsOf(&r.devices[k])
+		ends[k] = total
+	}
+	n = int(min(int64(n), total/max(minRows, 1)))
+	if n < 2 {
+		return []*Rows{r}
+	}
+	parts := []*Rows{r}
+	devices := r.devices
+	lo := 0
+	for p := 1; p <= n; p++ {
+		hi := len(devices)
+		if p < n {
+			// The first device at which the parts so far hold p/n of the rows.
+			want := total / int64(n) * int64(p)
+			hi, _ = slices.BinarySearch(ends, want)
+			hi = min(max(hi+1, lo+1), len(devices))
+		}
+		if lo >= hi {
+			break
+		}
+		part := r
+		if p > 1 {
+			part = &Rows{ctx: r.ctx, typ: r.typ, props: r.props, cols: r.cols, refs: r.refs, start: r.start, end: r.end,
+				batchRows: r.batchRows, reuse: r.reuse, nOut: r.nOut, sparse: r.sparse, plan: r.plan,
+				files: slices.Clone(r.files), mems: slices.Clone(r.mems), scanners: make([]*segment.Scanner, len(r.files)),
+				hits: r.hits, snaps: r.snaps, snapMem: r.snapMem, dels: r.dels}
+			for _, f := range part.files {
+				f.refs.Add(1)
+			}
+			for _, m := range part.mems {
+				m.Retain()
+			}
+			parts = append(parts, part)
+		}
+		// A part's devices, hits and snapshots are its own entries of
+		// arrays the parts share: no part writes another's.
+		part.devices = devices[lo:hi:hi]
+		lo = hi
+	}
+	return parts
+}
+
+// rowsOf estimates the rows of d in its time range: its rows in each file,
+// in the share of the file's span of them that the range covers, and its
+// rows in memtables.
+func (r *Rows) rowsOf(d *scanDevice) int64 {
+	var rows int64
+	add := func(f *dataFile, i int) {
+		n, first, last := f.DeviceAt(i)
+		lo, hi := max(first, d.lo), min(last, d.hi-1)
+		if lo > hi {
+			return
+		}
+		rows += int64(float64(n) * (float64(hi) - float64(lo) + 1) / (float64(last) - float64(first) + 1)) // no int64 overflow at the extremes
+	}
+	if r.hits != nil {
+		for _, h := range r.hits[d.hitLo:d.hitHi] {
+			add(r.files[h.file], int(h.index))
+		}
+	} else {
+		for _, f := range r.files {
+			if i, ok := f.Index(d.name); ok {
+				add(f, i)
+			}
+		}
+	}
+	for k := d.snapLo; k < d.snapHi; k++ {
+		rows += int64(r.snaps[k].Rows())
+	}
+	return rows
+}
