@@ -98,8 +98,9 @@ func AggResultType(fn string, pt schema.PropertyType) schema.PropertyType {
 
 // Aggregate computes req's aggregates, reading the rows as a scan does
 // (newest value per device and time, deletes and TTL applied) but without
-// handing them out: one pass, the accumulators of one group at a time for
-// the usual rows in device and time order. Nulls are skipped, as in SQL;
+// handing them out: one pass over each run of devices (many rows are read
+// in runs at once, see grouper.aggregate), the accumulators of one group
+// at a time for the usual rows in device and time order. Nulls are skipped, as in SQL;
 // a group's aggregates of a property without a non-null value are null
 // (count: 0). The result is a batch per device (ByDevice) or one batch
 // (device ""), whose times are the buckets' starts or, without Every,
@@ -183,20 +184,29 @@ func (g *grouper) aggregate(rows *Rows) error {
 	parts := rows.split(n, aggregateSplit.minRows)
 	subs := make([]*grouper, len(parts))
 	failures := make([]error, len(parts))
-	var failed atomic.Bool // a part that failed stops the others
+	panics := make([]any, len(parts))
+	// The first part (in device order) that failed: the parts after it
+	// stop, those before it go on to their own end or error, so the error
+	// returned is the one a single pass would meet first.
+	var firstFailed atomic.Int64
+	firstFailed.Store(int64(len(parts)))
+	fail := func(k int) {
+		for f := firstFailed.Load(); int64(k) < f && !firstFailed.CompareAndSwap(f, int64(k)); f = firstFailed.Load() {
+		}
+	}
 	run := func(k int) {
 		defer func() {
 			if p := recover(); p != nil {
-				failures[k] = fmt.Errorf("aggregating part %d: %v: %w", k, p, errs.ErrInternal)
-				failed.Store(true)
+				panics[k] = p
+				fail(k)
 			}
 		}()
 		part := parts[k]
-		for b, ok := part.Next(); ok && !failed.Load(); b, ok = part.Next() {
+		for b, ok := part.Next(); ok && firstFailed.Load() > int64(k); b, ok = part.Next() {
 			subs[k].add(b)
 		}
 		if failures[k] = part.Err(); failures[k] != nil {
-			failed.Store(true)
+			fail(k)
 		}
 	}
 	aggregatePartsRun.Add(int64(len(parts) - 1))
@@ -213,13 +223,19 @@ func (g *grouper) aggregate(rows *Rows) error {
 	}
 	run(0)
 	wg.Wait()
-	for _, err := range failures {
-		if err != nil {
-			return err // the first part's to fail, in device order
+	if k := firstFailed.Load(); k < int64(len(parts)) {
+		if panics[k] != nil {
+			panic(panics[k]) // on the caller's goroutine, as a single pass would
 		}
+		return failures[k]
 	}
 	for _, sub := range subs[1:] {
 		for _, gr := range sub.groups {
+			if _, ok := g.index[gr.key]; !ok { // by device, always: taken as it is
+				g.index[gr.key] = len(g.groups)
+				g.groups = append(g.groups, gr)
+				continue
+			}
 			into := g.groupFor(gr.key, gr.first)
 			for k := range g.specs {
 				into.accs[k].merge(&g.specs[k], &gr.accs[k])
@@ -312,11 +328,11 @@ func less(t schema.PropertyType, a, b cell) bool {
 
 // acc accumulates one aggregate of one group.
 type acc struct {
-	n             int64 // non-null values
-	sumI          int128
-	sumF          float64
-	v             cell  // min, max, first or last
-	firstT, lastT int64 // times of first and last
+	n             int64   // non-null values
+	sumI          int128  // of integers
+	sumF          float64 // of floats
+	v             cell    // min, max, first or last
+	firstT, lastT int64   // times of first and last
 }
 
 // int128 is an integer sum, exact in any order: whether an INT64 sum
@@ -345,6 +361,24 @@ func (x int128) int64() (int64, bool) {
 	return v, x.hi == v>>63
 }
 
+// float64 returns x rounded to a float64. Beyond INT64 its magnitude is
+// converted: hi*2^64 + lo of a negative x would cancel the rounding of
+// lo's conversion against hi's.
+func (x int128) float64() float64 {
+	if v, fits := x.int64(); fits {
+		return float64(v)
+	}
+	hi, lo := uint64(x.hi), x.lo
+	if x.hi < 0 { // two's complement: -x
+		lo, hi = ^lo+1, ^hi
+		if lo == 0 {
+			hi++
+		}
+		return -(float64(hi)*(1<<64) + float64(lo))
+	}
+	return float64(hi)*(1<<64) + float64(lo)
+}
+
 // addSum adds a file's sum of the values of s's property (n, not
 // counted here, is the caller's).
 func (a *acc) addSum(s *aggSpec, sum segment.Sum) {
@@ -355,11 +389,7 @@ func (a *acc) addSum(s *aggSpec, sum segment.Sum) {
 	a.addInt(sum.Int)
 }
 
-// addInt adds v to an integer sum (as a float too, for the mean).
-func (a *acc) addInt(v int64) {
-	a.sumF += float64(v)
-	a.sumI.add(v)
-}
+func (a *acc) addInt(v int64) { a.sumI.add(v) }
 
 // merge adds b, the same aggregate's accumulator over rows of devices
 // after a's: ties of first keep a's, ties of last take b's, as one pass
@@ -738,8 +768,10 @@ func (g *grouper) tablet(groups []*group) (*tablet.Tablet, error) {
 			switch {
 			case s.fn == "count":
 				vals[i].i = a.n
-			case s.fn == "mean" && a.n > 0:
+			case s.fn == "mean" && a.n > 0 && (s.typ == schema.Float || s.typ == schema.Double):
 				vals[i].f = a.sumF / float64(a.n)
+			case s.fn == "mean" && a.n > 0: // of the exact sum: the same whatever the order of the rows
+				vals[i].f = a.sumI.float64() / float64(a.n)
 			case s.fn == "sum" && rt == schema.Double:
 				vals[i].f = a.sumF
 			case s.fn == "sum":

@@ -918,10 +918,10 @@ func (r *Rows) Close() {
 // as the next, and each of at least minRows of them; r alone if that
 // makes fewer than two. They read r's snapshot and may each be read on a
 // goroutine of their own; each holds its files and memtables until
-// closed. Scans with a Where or with Buffers are not split: their
-// filter's scratch and the buffers are one goroutine's.
+// closed. A scan with a Where is not split: its filter keeps scratch
+// memory of one goroutine.
 func (r *Rows) split(n int, minRows int64) []*Rows {
-	if n < 2 || len(r.devices) < 2 || r.next > 0 || r.where != nil || r.buffers != nil {
+	if n < 2 || len(r.devices) < 2 || r.next > 0 || r.where != nil {
 		return []*Rows{r}
 	}
 	ends := make([]int64, len(r.devices)) // the rows up to each device's end
@@ -930,72 +930,84 @@ func (r *Rows) split(n int, minRows int64) []*Rows {
 		total += r.rowsOf(&r.devices[k])
 		ends[k] = total
 	}
-	n = int(min(int64(n), total/max(minRows, 1)))
-	if n < 2 {
+	minRows = max(minRows, 1)
+	n = int(min(int64(n), total/minRows))
+	// cuts[p] is the first device of part p: the device after the one at
+	// which the parts before hold p/n of the rows. A part of fewer than
+	// minRows rows (a few large devices) joins the one before.
+	cuts := []int{0}
+	for p := 1; p < n; p++ {
+		at, _ := slices.BinarySearch(ends, total/int64(n)*int64(p))
+		at = min(at+1, len(r.devices))
+		last := cuts[len(cuts)-1]
+		if at > last && at < len(r.devices) && rowsBetween(ends, last, at) >= minRows {
+			cuts = append(cuts, at)
+		}
+	}
+	if k := len(cuts) - 1; k > 0 && rowsBetween(ends, cuts[k], len(r.devices)) < minRows {
+		cuts = cuts[:k] // the last part joins the one before
+	}
+	if len(cuts) < 2 {
 		return []*Rows{r}
 	}
-	parts := []*Rows{r}
+	cuts = append(cuts, len(r.devices))
 	devices := r.devices
-	lo := 0
-	for p := 1; p <= n; p++ {
-		hi := len(devices)
-		if p < n {
-			// The first device at which the parts so far hold p/n of the rows.
-			want := total / int64(n) * int64(p)
-			hi, _ = slices.BinarySearch(ends, want)
-			hi = min(max(hi+1, lo+1), len(devices))
+	parts := []*Rows{r}
+	for p := 1; p < len(cuts)-1; p++ {
+		part := &Rows{ctx: r.ctx, typ: r.typ, props: r.props, cols: r.cols, refs: r.refs, start: r.start, end: r.end,
+			batchRows: r.batchRows, reuse: r.reuse, buffers: r.buffers, nOut: r.nOut, sparse: r.sparse, plan: r.plan,
+			files: slices.Clone(r.files), mems: slices.Clone(r.mems), scanners: make([]*segment.Scanner, len(r.files)),
+			hits: r.hits, snaps: r.snaps, snapMem: r.snapMem, dels: r.dels}
+		for _, f := range part.files {
+			f.refs.Add(1)
 		}
-		if lo >= hi {
-			break
+		for _, m := range part.mems {
+			m.Retain()
 		}
-		part := r
-		if p > 1 {
-			part = &Rows{ctx: r.ctx, typ: r.typ, props: r.props, cols: r.cols, refs: r.refs, start: r.start, end: r.end,
-				batchRows: r.batchRows, reuse: r.reuse, nOut: r.nOut, sparse: r.sparse, plan: r.plan,
-				files: slices.Clone(r.files), mems: slices.Clone(r.mems), scanners: make([]*segment.Scanner, len(r.files)),
-				hits: r.hits, snaps: r.snaps, snapMem: r.snapMem, dels: r.dels}
-			for _, f := range part.files {
-				f.refs.Add(1)
-			}
-			for _, m := range part.mems {
-				m.Retain()
-			}
-			parts = append(parts, part)
-		}
-		// A part's devices, hits and snapshots are its own entries of
-		// arrays the parts share: no part writes another's.
-		part.devices = devices[lo:hi:hi]
-		lo = hi
+		parts = append(parts, part)
+	}
+	// A part's devices, hits and snapshots are its own entries of arrays
+	// the parts share: no part writes another's.
+	for p, part := range parts {
+		part.devices = devices[cuts[p]:cuts[p+1]:cuts[p+1]]
 	}
 	return parts
 }
 
-// rowsOf estimates the rows of d in its time range: its rows in each file,
-// in the share of the file's span of them that the range covers, and its
-// rows in memtables.
+// rowsBetween returns the rows of devices [a, b), of ends as split makes.
+func rowsBetween(ends []int64, a, b int) int64 {
+	if a == 0 {
+		return ends[b-1]
+	}
+	return ends[b-1] - ends[a-1]
+}
+
+// rowsOf estimates the rows of d in its time range: its rows in each file
+// and memtable snapshot, in the share of their time span that the range
+// covers.
 func (r *Rows) rowsOf(d *scanDevice) int64 {
 	var rows int64
-	add := func(f *dataFile, i int) {
-		n, first, last := f.DeviceAt(i)
+	add := func(n, first, last int64) {
 		lo, hi := max(first, d.lo), min(last, d.hi-1)
-		if lo > hi {
-			return
+		if lo <= hi { // no int64 overflow at the extremes
+			rows += int64(float64(n) * (float64(hi) - float64(lo) + 1) / (float64(last) - float64(first) + 1))
 		}
-		rows += int64(float64(n) * (float64(hi) - float64(lo) + 1) / (float64(last) - float64(first) + 1)) // no int64 overflow at the extremes
 	}
 	if r.hits != nil {
 		for _, h := range r.hits[d.hitLo:d.hitHi] {
-			add(r.files[h.file], int(h.index))
+			add(r.files[h.file].DeviceAt(int(h.index)))
 		}
 	} else {
 		for _, f := range r.files {
 			if i, ok := f.Index(d.name); ok {
-				add(f, i)
+				add(f.DeviceAt(i))
 			}
 		}
 	}
 	for k := d.snapLo; k < d.snapHi; k++ {
-		rows += int64(r.snaps[k].Rows())
+		if first, last, ok := r.snaps[k].TimeBounds(); ok {
+			add(int64(r.snaps[k].Rows()), first, last)
+		}
 	}
 	return rows
 }

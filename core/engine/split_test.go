@@ -3,12 +3,19 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/apache/arrow/go/v17/parquet/file"
+
+	"github.com/arcadego/arcadego/core/errs"
 )
 
 // TestRowsSplit: the parts of a split scan, read at once on goroutines,
@@ -122,6 +129,24 @@ func TestRowsSplitTooFew(t *testing.T) {
 		assert.Len(t, rows.split(4, c.minRows), 1, "%+v", c.req)
 		rows.Close()
 	}
+
+	// A part smaller than minRows joins the one before: devices of 100,
+	// 100 and 1 rows make two parts of 50 or more, the last of 101 rows.
+	for d, n := range []int{100, 100, 1} {
+		times := make([]int64, n)
+		for i := range times {
+			times[i] = int64(i)
+		}
+		require.NoError(t, db.Insert("Q", fmt.Sprint("e", d), int64Tablet(times, map[string][]int64{"v": make([]int64, n)})))
+	}
+	rows, err := db.Scan(context.Background(), ScanRequest{Type: "Q"})
+	require.NoError(t, err)
+	defer rows.Close()
+	parts := rows.split(3, 50)
+	require.Len(t, parts, 2)
+	defer parts[1].Close()
+	assert.Len(t, parts[0].devices, 1)
+	assert.Len(t, parts[1].devices, 2)
 }
 
 // TestAggregateSumExact: an INT64 sum is exact whatever the order of its
@@ -136,16 +161,102 @@ func TestAggregateSumExact(t *testing.T) {
 	b, _, err := db.Aggregate(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, int64(math.MaxInt64-3), b[0].Rows.Columns[0].Int64(0))
-	assert.Equal(t, int64(math.MaxInt64-3), splitAggregate(t, db, req)[0].Rows.Columns[0].Int64(0))
+	b, split := splitAggregate(t, db, req)
+	require.True(t, split)
+	assert.Equal(t, int64(math.MaxInt64-3), b[0].Rows.Columns[0].Int64(0))
 
 	require.NoError(t, db.Insert("O", "d9", int64Tablet([]int64{1}, map[string][]int64{"k": {4}})))
 	_, _, err = db.Aggregate(context.Background(), req)
 	assert.ErrorContains(t, err, `sum of "k" overflows INT64`)
-	saved := aggregateSplit
-	aggregateSplit.parts, aggregateSplit.minRows = 3, 1
-	_, _, err = db.Aggregate(context.Background(), req)
-	aggregateSplit = saved
-	assert.ErrorContains(t, err, `sum of "k" overflows INT64`)
+	func() {
+		defer splitSmall()()
+		_, _, err = db.Aggregate(context.Background(), req)
+		assert.ErrorContains(t, err, `sum of "k" overflows INT64`)
+	}()
+}
+
+// TestAggregateIntegerMeanExact: an integer mean is the exact sum over the
+// count, whatever the order of the rows: as a float sum, 2^53 + 1 + 1 + 1
+// lost the ones or kept some, by the order they came in.
+func TestAggregateIntegerMeanExact(t *testing.T) {
+	db := openMem(t, Options{AutoCreate: true})
+	for d, v := range []int64{1 << 53, 1, 1, 1} {
+		require.NoError(t, db.Insert("M", fmt.Sprint("d", d), int64Tablet([]int64{1}, map[string][]int64{"k": {v}})))
+	}
+	req := AggregateRequest{Type: "M", Aggs: []Agg{{"k", "mean"}}}
+	b, _, err := db.Aggregate(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, float64(1<<51)+0.75, b[0].Rows.Columns[0].Double(0))
+	b, split := splitAggregate(t, db, req)
+	require.True(t, split)
+	assert.Equal(t, float64(1<<51)+0.75, b[0].Rows.Columns[0].Double(0))
+}
+
+// TestAggregateSplitErrorInDeviceOrder: when two parts meet damaged
+// files, the error is the one a single pass meets first: the later part
+// fails at once, the earlier one only after a large device, and must not
+// be stopped by the other's failure before it gets there.
+func TestAggregateSplitErrorInDeviceOrder(t *testing.T) {
+	db, dir := openDisk(t, Options{AutoCreate: true})
+	rng := rand.New(rand.NewPCG(5, 6))
+	var paths []string
+	for _, devs := range [][]int{{0, 1}, {2, 3}} {
+		for _, d := range devs {
+			n := 1000
+			if d == 0 || d == 3 {
+				n = 200_000
+			}
+			require.NoError(t, db.Insert("E", fmt.Sprint("d", d), xkRows(rng, n, 0)))
+		}
+		require.NoError(t, db.Flush())
+		ty, _ := db.catalog.Load().Type("E")
+		files, mems := db.pin(ty.ID)
+		paths = append(paths, files[len(files)-1].Path())
+		unpin(files, mems)
+	}
+	require.NoError(t, db.Close())
+	corruptTimes(t, paths[0], -1) // d1's rows, at the end of the first file
+	corruptTimes(t, paths[1], 0)  // d2's, at the start of the second
+	db, err := Open(dir, Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	req := AggregateRequest{Type: "E", Aggs: []Agg{{"k", "sum"}}, ByDevice: true}
+	defer splitSmall()()
+	aggregateSplit.parts = 1
+	_, _, want := db.Aggregate(context.Background(), req)
+	require.ErrorIs(t, want, errs.ErrCorrupt)
+	aggregateSplit.parts = 2
+	before := aggregatePartsRun.Load()
+	for range 5 {
+		_, _, err := db.Aggregate(context.Background(), req)
+		require.EqualError(t, err, want.Error())
+	}
+	require.Greater(t, aggregatePartsRun.Load(), before, "split")
+}
+
+// corruptTimes changes a byte of the time column's chunk of row group g
+// (-1: the last) of the Parquet file at path.
+func corruptTimes(t *testing.T, path string, g int) {
+	t.Helper()
+	fh, err := os.Open(path)
+	require.NoError(t, err)
+	st, err := fh.Stat()
+	require.NoError(t, err)
+	pr, err := file.NewParquetReader(io.NewSectionReader(fh, 0, st.Size()))
+	require.NoError(t, err)
+	meta := pr.MetaData()
+	require.NoError(t, fh.Close())
+	if g < 0 {
+		g = len(meta.RowGroups) - 1
+	}
+	cc, err := meta.RowGroup(g).ColumnChunk(1)
+	require.NoError(t, err)
+	require.Equal(t, "time", cc.PathInSchema().String())
+	wf, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = wf.WriteAt([]byte{0x5a}, cc.DataPageOffset()+cc.TotalCompressedSize()/2)
+	require.NoError(t, err)
+	require.NoError(t, wf.Close())
 }
 
 func TestInt128(t *testing.T) {
@@ -169,4 +280,21 @@ func TestInt128(t *testing.T) {
 	got, fits = y.int64()
 	assert.True(t, fits)
 	assert.Equal(t, int64(-2), got)
+
+	// As floats: exact in INT64; beyond it, the magnitude rounded.
+	for _, c := range []struct {
+		adds []int64
+		want float64
+	}{
+		{[]int64{-1}, -1},
+		{[]int64{math.MinInt64, math.MinInt64, math.MinInt64}, -3 * (1 << 63)},
+		{[]int64{math.MinInt64, -1}, -(1 << 63) - 1}, // rounds to -2^63
+		{[]int64{math.MaxInt64, math.MaxInt64, 2}, 1 << 64},
+	} {
+		var z int128
+		for _, v := range c.adds {
+			z.add(v)
+		}
+		assert.Equal(t, c.want, z.float64(), "%v", c.adds)
+	}
 }
