@@ -365,8 +365,10 @@ int arcadego_explain(arcadego_db *db, const char *request_json, char **plan_out,
 ** null (count: 0). Columns: "device" (with by_device), the time column (the
 ** bucket's start, or without every the group's first time), then one
 ** column per aggregate named "<property>_<function>": count INT64, sum
-** INT64 for integers (an overflow is ARCADEGO_INVALID_ARGUMENT) and DOUBLE
-** for floats, mean DOUBLE, min, max, first and last the property's type
+** INT64 for integers (summed exactly: a total beyond INT64 is
+** ARCADEGO_INVALID_ARGUMENT) and DOUBLE for floats, mean DOUBLE (of
+** integers, the exact sum over the count), min, max, first and last the
+** property's type
 ** (min and max of numbers, timestamps, dates and strings). Buckets without
 ** rows have no result row, unless "fill" gives them one: from the range's
 ** first bucket ("start"'s, else the first with rows) to its last ("end"'s,

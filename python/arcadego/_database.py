@@ -968,8 +968,9 @@ class Database(_Schema):
 
         Nulls are skipped, as in SQL; a group without a value of a property
         has null aggregates of it (``count``: 0). Result types: ``count``
-        INT64, ``sum`` INT64 for integers (an overflow raises
-        InvalidArgumentError) and DOUBLE for floats, ``mean`` DOUBLE,
+        INT64, ``sum`` INT64 for integers (summed exactly; a total beyond
+        INT64 raises InvalidArgumentError) and DOUBLE for floats, ``mean``
+        DOUBLE (of integers, the exact sum over the count),
         ``min``/``max``/``first``/``last`` the property's type; ``min`` and
         ``max`` take numbers, timestamps, dates and strings, and NaN is the
         greatest number. Columns are named ``<property>_<function>``.
