@@ -67,6 +67,35 @@ type directPart struct {
 	rows      int64
 	logged    bool // in the commit's log record: its files must stay
 	published bool // in the Delta log and the view, which holds its files
+	pre       *precheck
+}
+
+// precheck holds the type's files, as the direct write began, that hold
+// no row of the part's devices within their spans: found on a goroutine
+// while the part's files are written (and fsynced), so that under
+// commitMu canStayDirect looks only at files that came since. A bulk load
+// of 100,000 devices a commit spent 30 ms there, alone on one core, once
+// the files were written. Files never change, so what it found holds.
+type precheck struct {
+	done  chan struct{}
+	clear map[*dataFile]bool // set before done is closed
+}
+
+// startPrecheck starts p's precheck, once its devices and spans are known.
+func (db *DB) startPrecheck(p *directPart) {
+	files, mems := db.pin(p.typ)
+	pc := &precheck{done: make(chan struct{}), clear: make(map[*dataFile]bool, len(files))}
+	p.pre = pc
+	go func() {
+		defer close(pc.done)
+		defer unpin(files, mems)
+		defer func() { _ = recover() }() // what it did not clear is checked under commitMu
+		for _, f := range files {
+			if !p.meets(f) {
+				pc.clear[f] = true
+			}
+		}
+	}()
 }
 
 // writeDirect writes the entries of each type that holds directBytes or
@@ -295,6 +324,7 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 	if err := db.injected("direct"); err != nil {
 		return nil, err
 	}
+	db.startPrecheck(p)
 	plan := planFlush(rows, nil, runtime.GOMAXPROCS(0), db.fileRows)
 	files, err := db.writeFiles(p.dir, "part-"+newUUID(), layout, refs, rows, nil, nil, math.MinInt64, plan)
 	if err != nil {
@@ -485,6 +515,9 @@ func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes 
 		mems = append(mems, v.imm.mem)
 	}
 	for _, m := range mems {
+		if m.DeviceCount(p.typ) == 0 {
+			continue // a bulk load's usual case: no lookup per device
+		}
 		for i, d := range p.devices {
 			s := p.spans[i]
 			if c, ok := m.Lookup(p.typ, d); ok {
@@ -495,19 +528,30 @@ func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes 
 		}
 	}
 	if tb := v.tables[p.typ]; tb != nil {
+		var clear map[*dataFile]bool
+		if p.pre != nil {
+			<-p.pre.done
+			clear = p.pre.clear
+		}
 		for _, f := range tb.files {
 			if staleNames(f.Layout(), ty) {
 				return false
 			}
-			if minDev, maxDev, lo, hi := f.Bounds(); hi < p.lo || lo > p.hi || maxDev < p.devices[0] || minDev > p.devices[len(p.devices)-1] {
-				continue
-			}
-			if p.meetsFile(f) {
+			if !clear[f] && p.meets(f) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// meets reports whether file f holds rows of one of p's devices within
+// that device's time span in p.
+func (p *directPart) meets(f *dataFile) bool {
+	if minDev, maxDev, lo, hi := f.Bounds(); hi < p.lo || lo > p.hi || maxDev < p.devices[0] || minDev > p.devices[len(p.devices)-1] {
+		return false
+	}
+	return p.meetsFile(f)
 }
 
 // meetsFile reports whether file f holds rows of one of p's devices
@@ -768,6 +812,7 @@ func (db *DB) writeLong(p *directPart, lr *longRows, layout segment.Layout) (*di
 	}
 	total := lr.ends[len(lr.runs)]
 	p.rows = int64(total)
+	db.startPrecheck(p)
 	if err := db.makeTableDir(p.typ); err != nil {
 		return nil, err
 	}

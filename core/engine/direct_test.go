@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -786,4 +787,65 @@ func TestCloseWaitsForADirectWrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, files, "files of the direct write remain after Close returned")
 	require.ErrorIs(t, <-inserted, errs.ErrClosed)
+}
+
+// TestDirectWriteChecksFilesFlushedWhileItWrites: a long write looks at
+// the type's files while it writes its own (its precheck), and under the
+// commit mutex only at the files that came since; rows of its device
+// flushed into such a file meanwhile, within its time span, send it the
+// log's way, and its rows win over them as the newer. Devices and files
+// it does not meet leave it direct.
+func TestDirectWriteChecksFilesFlushedWhileItWrites(t *testing.T) {
+	db := openDirect(t, filepath.Join(t.TempDir(), "db"))
+	defer db.Close()
+	long := func(base int64, devices ...string) (*tablet.Tablet, map[string]map[int64]int64) {
+		var names []string
+		var times, ks []int64
+		want := map[string]map[int64]int64{}
+		for _, d := range devices {
+			want[d] = map[int64]int64{}
+			for i := range int64(3000) {
+				names, times, ks = append(names, d), append(times, i), append(ks, i*10+base)
+				want[d][i] = i*10 + base
+			}
+		}
+		return &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Strings("device", names, nil), tablet.Int64s("k", ks, nil)}}, want
+	}
+	// Files the precheck clears: another device, earlier.
+	first, want := long(1, "a0", "a1")
+	require.NoError(t, db.InsertLong("T", "device", first))
+	require.Equal(t, uint64(1), db.Stats().DirectWrites)
+
+	meanwhile, older := seriesTablet(100, 10, 5)
+	flushed := false
+	db.fault = func(step string) error {
+		if step == "direct" && !flushed { // after the precheck started, before the files
+			flushed = true
+			db.directBytes = 1 << 30 // the insert below goes to the memtable
+			if err := db.Insert("T", "b1", meanwhile); err != nil {
+				return err
+			}
+			db.directBytes = 1 << 10
+			return db.Flush() // b1's rows now in a file the precheck did not see
+		}
+		return nil
+	}
+	second, newer := long(2, "b0", "b1")
+	require.NoError(t, db.InsertLong("T", "device", second))
+	require.True(t, flushed)
+	assert.Equal(t, uint64(1), db.Stats().DirectWrites, "b1 meets the file flushed meanwhile: the log's way")
+	for tm, k := range older {
+		if _, ok := newer["b1"][tm]; !ok {
+			newer["b1"][tm] = k
+		}
+	}
+	maps.Copy(want, newer)
+	for d, rows := range want {
+		checkSeries(t, db, d, rows)
+	}
+	db.fault = nil
+	third, later := long(3, "c0")
+	require.NoError(t, db.InsertLong("T", "device", third))
+	assert.Equal(t, uint64(2), db.Stats().DirectWrites, "c0 meets no file: direct")
+	checkSeries(t, db, "c0", later["c0"])
 }

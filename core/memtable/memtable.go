@@ -194,6 +194,13 @@ func (m *Memtable) Lookup(typ schema.TypeID, device string) (*Chunk, bool) {
 	return c, ok
 }
 
+// DeviceCount returns the number of devices that have a chunk of typ.
+func (m *Memtable) DeviceCount(typ schema.TypeID) int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.types[typ])
+}
+
 // Devices returns the devices that have a chunk of typ, sorted: the
 // type's device directory. The list is kept until a device is added, so
 // repeated listings, prefix ranges (DevicesWithPrefix) and the devices()
