@@ -924,27 +924,43 @@ func (r *Rows) split(n int, minRows int64) []*Rows {
 	if n < 2 || len(r.devices) < 2 || r.next > 0 || r.where != nil {
 		return []*Rows{r}
 	}
-	ends := make([]int64, len(r.devices)) // the rows up to each device's end
+	// Each device's weight: its rows, estimated from the directories' hits
+	// of a scan of every device (or a prefix); 1 for a named device, whose
+	// files a lookup each would cost more than this saves, with the type's
+	// rows shared evenly among the named devices.
+	ends := make([]int64, len(r.devices)) // the weight up to each device's end
 	var total int64
 	for k := range r.devices {
-		total += r.rowsOf(&r.devices[k])
+		w := int64(1)
+		if r.hits != nil {
+			w = r.rowsOf(&r.devices[k])
+		}
+		total += w
 		ends[k] = total
 	}
+	rows := func(w int64) int64 { return w }
+	if r.hits == nil {
+		all := rowsIn(r.files)
+		for _, sn := range r.snaps {
+			all += int64(sn.Rows())
+		}
+		rows = func(w int64) int64 { return int64(float64(all) * float64(w) / float64(total)) }
+	}
 	minRows = max(minRows, 1)
-	n = int(min(int64(n), total/minRows))
+	n = int(min(int64(n), rows(total)/minRows))
 	// cuts[p] is the first device of part p: the device after the one at
-	// which the parts before hold p/n of the rows. A part of fewer than
+	// which the parts before hold p/n of the weight. A part of fewer than
 	// minRows rows (a few large devices) joins the one before.
 	cuts := []int{0}
 	for p := 1; p < n; p++ {
 		at, _ := slices.BinarySearch(ends, total/int64(n)*int64(p))
 		at = min(at+1, len(r.devices))
 		last := cuts[len(cuts)-1]
-		if at > last && at < len(r.devices) && rowsBetween(ends, last, at) >= minRows {
+		if at > last && at < len(r.devices) && rows(weightBetween(ends, last, at)) >= minRows {
 			cuts = append(cuts, at)
 		}
 	}
-	if k := len(cuts) - 1; k > 0 && rowsBetween(ends, cuts[k], len(r.devices)) < minRows {
+	if k := len(cuts) - 1; k > 0 && rows(weightBetween(ends, cuts[k], len(r.devices))) < minRows {
 		cuts = cuts[:k] // the last part joins the one before
 	}
 	if len(cuts) < 2 {
@@ -974,17 +990,18 @@ func (r *Rows) split(n int, minRows int64) []*Rows {
 	return parts
 }
 
-// rowsBetween returns the rows of devices [a, b), of ends as split makes.
-func rowsBetween(ends []int64, a, b int) int64 {
+// weightBetween returns the weight of devices [a, b), of ends as split
+// makes.
+func weightBetween(ends []int64, a, b int) int64 {
 	if a == 0 {
 		return ends[b-1]
 	}
 	return ends[b-1] - ends[a-1]
 }
 
-// rowsOf estimates the rows of d in its time range: its rows in each file
-// and memtable snapshot, in the share of their time span that the range
-// covers.
+// rowsOf estimates the rows of d in its time range, d one of the devices
+// of a scan with directory hits: its rows in each file and memtable
+// snapshot, in the share of their time span that the range covers.
 func (r *Rows) rowsOf(d *scanDevice) int64 {
 	var rows int64
 	add := func(n, first, last int64) {
@@ -993,16 +1010,8 @@ func (r *Rows) rowsOf(d *scanDevice) int64 {
 			rows += int64(float64(n) * (float64(hi) - float64(lo) + 1) / (float64(last) - float64(first) + 1))
 		}
 	}
-	if r.hits != nil {
-		for _, h := range r.hits[d.hitLo:d.hitHi] {
-			add(r.files[h.file].DeviceAt(int(h.index)))
-		}
-	} else {
-		for _, f := range r.files {
-			if i, ok := f.Index(d.name); ok {
-				add(f.DeviceAt(i))
-			}
-		}
+	for _, h := range r.hits[d.hitLo:d.hitHi] {
+		add(r.files[h.file].DeviceAt(int(h.index)))
 	}
 	for k := d.snapLo; k < d.snapHi; k++ {
 		if first, last, ok := r.snaps[k].TimeBounds(); ok {

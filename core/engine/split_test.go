@@ -298,3 +298,40 @@ func TestInt128(t *testing.T) {
 		assert.Equal(t, c.want, z.float64(), "%v", c.adds)
 	}
 }
+
+// TestRowsSplitNamedDevices: a scan naming more devices than point reads
+// take is cut by device count (a lookup of each in every file would cost
+// more than it saves), its rows, read at once, those of the whole scan.
+func TestRowsSplitNamedDevices(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	var names []string
+	for d := range 300 {
+		name := fmt.Sprintf("n%03d", d)
+		names = append(names, name)
+		require.NoError(t, db.Insert("N", name, int64Tablet([]int64{1, 2, 3}, map[string][]int64{"v": {int64(d), 2, 3}})))
+	}
+	require.NoError(t, db.Flush())
+	req := ScanRequest{Type: "N", Devices: names[:len(names)-1]} // all but the last
+	want := requestRowsOf(t, db, req)
+	rows, err := db.Scan(context.Background(), req)
+	require.NoError(t, err)
+	defer rows.Close()
+	require.Nil(t, rows.hits, "named devices: no directory hits")
+	parts := rows.split(3, 1)
+	require.Len(t, parts, 3)
+	got := map[string]int{}
+	for k, p := range parts {
+		if k > 0 {
+			defer p.Close()
+		}
+		assert.InDelta(t, 100, len(p.devices), 1, "part %d", k)
+		for b, ok := p.Next(); ok; b, ok = p.Next() {
+			got[b.Device] += b.Rows.Rows()
+		}
+		require.NoError(t, p.Err())
+	}
+	require.Len(t, got, len(want))
+	for d, r := range want {
+		assert.Equal(t, len(r), got[d], d)
+	}
+}
