@@ -297,8 +297,11 @@ int arcadego_insert_stream_long(arcadego_db *db, const char *type, size_t type_l
 ** A filter is a condition {"property": "x", "op": ">", "value": 0.5} (op
 ** =, !=, <, <=, >, >=, "in" with a list value, "is null", "is not null"
 ** without one), or {"and": [filters]} or {"or": [filters]}. Values are
-** JSON numbers for numeric, timestamp (in the type's unit) and date (days)
-** properties, strings for strings and binaries, true/false for booleans.
+** JSON numbers for numeric, timestamp (nanoseconds since the epoch) and
+** date (days) properties, strings for strings and binaries, true/false
+** for booleans; for FLOAT and DOUBLE, {"float": "NaN"}, {"float":
+** "Infinity"} and {"float": "-Infinity"} too (floats compare as IEEE 754
+** says: NaN equals nothing and is neither less nor greater than anything).
 ** As in SQL, a comparison with a null is false. The filter's properties
 ** need not be among "properties". An unknown property, op or key, or a
 ** value of the wrong kind, is ARCADEGO_INVALID_ARGUMENT.

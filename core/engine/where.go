@@ -25,9 +25,12 @@ type Where struct {
 // Cond compares a property with a value. Op is one of =, !=, <, <=, >,
 // >=, "in" (Value a list), "is null" and "is not null" (no Value). Value
 // is an int64 (or a float64 with an integral value) for integer,
-// timestamp and date properties, a float64 or int64 for floats, a string
-// for strings and binaries, a bool for booleans. As in SQL, a comparison
-// with a null is false, so only "is null" keeps a row whose value is null.
+// timestamp (nanoseconds) and date (days) properties, a float64 or int64
+// for floats, a string for strings and binaries, a bool for booleans. As
+// in SQL, a comparison with a null is false, so only "is null" keeps a
+// row whose value is null. Floats compare as IEEE 754 says: NaN is
+// neither equal to, less nor greater than anything (so "!=" NaN keeps
+// every non-null value, and "=" NaN none).
 type Cond struct {
 	Property string
 	Op       string
@@ -187,10 +190,20 @@ func compileWhere(w *Where, ty *schema.Type, colOf func(p *schema.Property) int)
 	return nil, fmt.Errorf("where: a filter is one condition, or \"and\" or \"or\" of filters: %w", errs.ErrInvalidArgument)
 }
 
+// specialFloats are the floats JSON cannot write, as the JSON form of a
+// filter gives them: {"float": "NaN"}, {"float": "Infinity"}, {"float":
+// "-Infinity"}.
+var specialFloats = map[string]float64{"NaN": math.NaN(), "Infinity": math.Inf(1), "-Infinity": math.Inf(-1)}
+
 // cellOfValue converts a filter's value to a cell of p's type.
 func cellOfValue(p *schema.Property, v any) (cell, error) {
 	bad := func() (cell, error) {
-		return cell{}, fmt.Errorf("where: %v (%T) cannot be compared with %q, a %s property: %w", v, v, p.Name, p.Type, errs.ErrInvalidArgument)
+		what := fmt.Sprintf("%v (%T)", v, v)
+		if m, ok := v.(map[string]any); ok { // as it came: {"float": "NaN"}
+			b, _ := json.Marshal(m)
+			what = string(b)
+		}
+		return cell{}, fmt.Errorf("where: %s cannot be compared with %q, a %s property: %w", what, p.Name, p.Type, errs.ErrInvalidArgument)
 	}
 	if n, ok := v.(json.Number); ok {
 		if i, err := n.Int64(); err == nil {
@@ -220,6 +233,11 @@ func cellOfValue(p *schema.Property, v any) (cell, error) {
 			return cell{f: x}, nil
 		case int64:
 			return cell{f: float64(x)}, nil
+		case map[string]any: // JSON has no NaN nor infinities: {"float": "NaN"}
+			name, _ := x["float"].(string)
+			if f, ok := specialFloats[name]; ok && len(x) == 1 {
+				return cell{f: f}, nil
+			}
 		}
 	case schema.String, schema.Binary:
 		if s, ok := v.(string); ok {

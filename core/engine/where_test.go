@@ -193,7 +193,7 @@ func sortedTimes(m map[int64]map[string]any) []int64 {
 func TestWhereRefusesBadFilters(t *testing.T) {
 	db := openMem(t, Options{AutoCreate: true})
 	require.NoError(t, db.Insert("W", "d", &tablet.Tablet{Times: []int64{1}, Columns: []tablet.Column{
-		tablet.Int64s("k", []int64{1}, nil), tablet.Bools("b", []bool{true}, nil)}}))
+		tablet.Int64s("k", []int64{1}, nil), tablet.Bools("b", []bool{true}, nil), tablet.Doubles("x", []float64{1}, nil)}}))
 	for _, c := range []struct{ json, msg string }{
 		{`{"property": "nope", "op": "=", "value": 1}`, `no property W."nope"`},
 		{`{"property": "k", "op": "~", "value": 1}`, `unknown op "~"`},
@@ -207,6 +207,10 @@ func TestWhereRefusesBadFilters(t *testing.T) {
 		{`{"property": "k", "op": "=", "value": 1, "x": 2}`, `unknown key "x"`},
 		{`[1]`, "not an object"},
 		{`{"property": "k"`, "unexpected EOF"},
+		{`{"property": "k", "op": "<", "value": {"float": "Infinity"}}`, `cannot be compared with "k"`}, // floats only
+		{`{"property": "x", "op": "<", "value": {"float": "inf"}}`, `cannot be compared with "x"`},
+		{`{"property": "x", "op": "<", "value": {"float": ["NaN"]}}`, `cannot be compared with "x"`},
+		{`{"property": "x", "op": "<", "value": {"float": "NaN", "more": 1}}`, `cannot be compared with "x"`},
 	} {
 		w, err := ParseWhere([]byte(c.json))
 		if err == nil {
@@ -218,6 +222,35 @@ func TestWhereRefusesBadFilters(t *testing.T) {
 	w, err := ParseWhere([]byte(`{"property": "k", "op": "=", "value": 9007199254740993}`))
 	require.NoError(t, err)
 	assert.Equal(t, json.Number("9007199254740993"), w.Cond.Value, "an int64 stays exact (not a float64)")
+}
+
+// TestWhereSpecialFloats: the JSON form gives NaN and the infinities as
+// {"float": ...}; they compare as IEEE 754 says.
+func TestWhereSpecialFloats(t *testing.T) {
+	db := openMem(t, Options{AutoCreate: true})
+	nan, inf := math.NaN(), math.Inf(1)
+	require.NoError(t, db.Insert("F", "d", &tablet.Tablet{Times: []int64{1, 2, 3, 4, 5},
+		Columns: []tablet.Column{tablet.Doubles("x", []float64{1, nan, inf, -inf, 2}, []bool{true, true, true, true, false})}}))
+	for _, c := range []struct {
+		json  string
+		times []int64
+	}{
+		{`{"property": "x", "op": "<", "value": {"float": "Infinity"}}`, []int64{1, 4}},
+		{`{"property": "x", "op": ">", "value": {"float": "-Infinity"}}`, []int64{1, 3}},
+		{`{"property": "x", "op": "=", "value": {"float": "Infinity"}}`, []int64{3}},
+		{`{"property": "x", "op": "=", "value": {"float": "NaN"}}`, nil},
+		{`{"property": "x", "op": "!=", "value": {"float": "NaN"}}`, []int64{1, 2, 3, 4}},
+		{`{"property": "x", "op": "in", "value": [{"float": "-Infinity"}, 1]}`, []int64{1, 4}},
+	} {
+		w, err := ParseWhere([]byte(c.json))
+		require.NoError(t, err, c.json)
+		var got []int64
+		for tm := range requestRowsOf(t, db, ScanRequest{Type: "F", Where: w})["d"] {
+			got = append(got, tm)
+		}
+		slices.Sort(got)
+		assert.Equal(t, c.times, got, c.json)
+	}
 }
 
 // TestWherePrunesFilesByStatistics: files whose statistics rule a filter

@@ -6,6 +6,7 @@ import builtins
 import ctypes
 import datetime as _dt
 import json
+import math
 import os
 import sys
 import threading
@@ -200,12 +201,16 @@ def _where_json(where: Any) -> dict[str, Any]:
             raise InvalidArgumentError(f"a condition is (property, op[, value]) with op one of {', '.join(_WHERE_OPS)}; "
                                        f"got {where!r}")
         cond: dict[str, Any] = {"property": where[0], "op": where[1]}
-        if len(where) == 3:
+        takes_value = where[1] not in ("is null", "is not null")
+        if takes_value != (len(where) == 3):
+            raise InvalidArgumentError(f"where: op {where[1]!r} " + ("needs a value" if takes_value else "takes no value")
+                                       + f", got {where!r}")
+        if takes_value:
             value = where[2]
             if isinstance(value, (list, tuple, set, frozenset)):
-                value = [_where_value(v) for v in value]
+                value = [_where_value(v, where) for v in value]
             else:
-                value = _where_value(value)
+                value = _where_value(value, where)
             cond["value"] = value
         return cond
     if isinstance(where, list):
@@ -214,7 +219,12 @@ def _where_json(where: Any) -> dict[str, Any]:
         return {"and": [_where_json(w) for w in where]} if len(where) > 1 else _where_json(where[0])
     if isinstance(where, Mapping):
         if "property" in where:
-            return dict(where)
+            cond = dict(where)
+            if isinstance(cond.get("value"), float):
+                cond["value"] = _json_float(cond["value"])
+            elif isinstance(cond.get("value"), (list, tuple)):
+                cond["value"] = [_json_float(v) if isinstance(v, float) else v for v in cond["value"]]
+            return cond
         if len(where) == 1 and next(iter(where)) in ("and", "or"):
             key = next(iter(where))
             items = where[key]
@@ -246,13 +256,26 @@ def _interval(db: Database, type_name: str, text: str) -> int:
     return ns // _UNIT_NS[unit]
 
 
-def _where_value(v: Any) -> Any:
+def _json_float(v: float) -> Any:
+    """v for a filter's JSON: JSON has no NaN nor infinities, which the
+    library takes as {"float": "NaN" | "Infinity" | "-Infinity"}."""
+    if math.isfinite(v):
+        return v
+    return {"float": "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")}
+
+
+def _where_value(v: Any, cond: tuple[Any, ...]) -> Any:
     if isinstance(v, np.generic):
         v = v.item()
-    if v is None or isinstance(v, (bool, int, float, str)):
+    if v is None:
+        raise InvalidArgumentError(f"where: a comparison with None is never true (as with NULL in SQL); for rows "
+                                   f"without a value use ({cond[0]!r}, 'is null'); got {cond!r}")
+    if isinstance(v, float):
+        return _json_float(v)
+    if isinstance(v, (bool, int, str)):
         return v
-    raise InvalidArgumentError(f"where: a value is a bool, int, float or str (timestamps as ints in the type's unit), "
-                               f"got {builtins.type(v).__name__}")
+    raise InvalidArgumentError(f"where: a value is a bool, int, float or str (TIMESTAMP properties as ints in "
+                               f"nanoseconds, DATE as days), got {builtins.type(v).__name__}")
 
 
 def _time_range(db: Database, type_name: str, start: Any, end: Any) -> dict[str, int]:
@@ -832,9 +855,12 @@ class Database(_Schema):
         ``("status", "is null")`` (ops ``=``, ``!=``, ``<``, ``<=``, ``>``,
         ``>=``, ``in``, ``is null``, ``is not null``), a list of filters
         (all must hold) or ``{"or": [filters]}`` / ``{"and": [filters]}``.
-        As in SQL, a comparison with a null is false. The filter's
-        properties need not be among ``columns``; timestamp values are ints
-        in the type's unit. It is evaluated in the library, batch by batch.
+        As in SQL, a comparison with a null is false (a value of ``None`` is
+        refused: use ``"is null"``); floats compare as IEEE 754 says (NaN
+        equals nothing). The filter's properties need not be among
+        ``columns``; values of TIMESTAMP properties are ints in nanoseconds
+        since the epoch, of DATE properties days. It is evaluated in the
+        library, batch by batch.
 
         ``start`` and ``end`` are ints in the type's time unit (numpy
         integers too) or, for a type whose times are timestamps, a

@@ -94,7 +94,11 @@ def test_where_equals_pyarrow_filter(rows_db: arcadego.Database, where: Any) -> 
 
 @pytest.mark.parametrize("where, match", [
     (("k", "~", 1), "op one of"),
-    (("k", ">"), "needs|no value|cannot"),
+    (("k", ">"), "op '>' needs a value"),
+    (("k", "is null", 1), "takes no value"),
+    (("k", "=", None), "is null"),
+    (("k", "in", [1, None]), "is null"),
+    (("k", "<", float("inf")), "cannot be compared"),
     (("nope", "=", 1), "no property"),
     (("k", "=", "one"), "cannot be compared"),
     (("k", "=", object()), "a value is a bool"),
@@ -106,3 +110,20 @@ def test_where_bad_filters(mem_db: arcadego.Database, where: Any, match: str) ->
     mem_db.insert("W", {"time": [1], "k": [1]}, device="d")
     with pytest.raises(arcadego.InvalidArgumentError, match=match):
         mem_db.scan("W", where=where)
+
+
+def test_where_nan_and_infinities(mem_db: arcadego.Database) -> None:
+    """JSON has no NaN nor infinities: they reach the library in a form of
+    their own, and compare as IEEE 754 says (NaN equals nothing), as
+    pyarrow's filter does."""
+    nan, inf = float("nan"), float("inf")
+    t = pa.table({"time": pa.array([1, 2, 3, 4, 5], pa.int64()),
+                  "x": pa.array([1.0, nan, inf, -inf, None], pa.float64())})
+    mem_db.insert("N", t, device="d")
+    full = mem_db.scan("N", with_device=False, device="d").to_arrow()
+    for where in [("x", "<", inf), ("x", ">", -inf), ("x", "=", inf), ("x", "=", nan), ("x", "!=", nan),
+                  ("x", "in", [-inf, 1.0]), ("x", ">=", np.float64(inf))]:
+        want = full.filter(pc.fill_null(_mask(full, where), False))["time"].to_pylist()
+        assert mem_db.scan("N", where=where).to_arrow()["time"].to_pylist() == want, where
+    # The JSON form itself, as a dict, too.
+    assert mem_db.scan("N", where={"property": "x", "op": "<", "value": inf}).to_arrow()["time"].to_pylist() == [1, 4]
