@@ -170,6 +170,53 @@ def _column(arr: ArrowArray, fmt: str, offset: int, length: int,
     return values
 
 
+def _numpy_column(arr: ArrowArray, fmt: str, offset: int, length: int,
+                  dictionary: Field | None = None) -> np.ndarray:
+    """The values of one child array as a numpy array, as pyarrow's
+    ``to_numpy`` gives them: numbers in their dtype (an integer column with
+    nulls as float64 with NaN), booleans as bool (with nulls: object with
+    None), timestamps as datetime64 in their unit and dates as
+    datetime64[D] (nulls NaT; a zone's times in UTC), the rest as object
+    arrays (None for nulls)."""
+    bufs = arr.buffers
+    valid: np.ndarray | None = None
+    if dictionary is None and arr.null_count != 0 and fmt != "n" and bufs[0]:
+        valid = _bits(bufs[0], offset, length)
+    if dictionary is None and fmt in _INTS:
+        values = _view(bufs[1], _INTS[fmt], offset + length)[offset:].copy()
+        if valid is not None:
+            values = values.astype(np.float64) if fmt not in ("f", "g") else values
+            values[~valid] = np.nan
+        return values
+    if dictionary is None and (fmt.startswith("ts") and len(fmt) >= 4 or fmt in ("tdD", "tdm")):
+        dt = {"tdD": np.int32, "tdm": np.int64}.get(fmt, np.int64)
+        unit = "D" if fmt == "tdD" else "ms" if fmt == "tdm" else _TS_NUMPY_UNIT[fmt[2]]
+        values = _view(bufs[1], dt, offset + length)[offset:].astype(np.int64).astype(f"datetime64[{unit}]")
+        if fmt == "tdm":
+            values = values.astype("datetime64[D]")
+        if valid is not None:
+            values[~valid] = np.datetime64("NaT")
+        return values
+    if dictionary is None and fmt == "b" and valid is None:
+        return _bits(bufs[1], offset, length).astype(bool)
+    out = np.empty(length, dtype=object)
+    out[:] = _column(arr, fmt, offset, length, dictionary)
+    return out
+
+
+def _empty_numpy(f: Field) -> np.ndarray:
+    """An empty column of f's numpy type (see _numpy_column)."""
+    if f.dictionary is None and f.format in _INTS:
+        return np.empty(0, _INTS[f.format])
+    if f.dictionary is None and f.format.startswith("ts") and len(f.format) >= 4:
+        return np.empty(0, f"datetime64[{_TS_NUMPY_UNIT[f.format[2]]}]")
+    if f.format in ("tdD", "tdm"):
+        return np.empty(0, "datetime64[D]")
+    if f.dictionary is None and f.format == "b":
+        return np.empty(0, bool)
+    return np.empty(0, object)
+
+
 def _dictionary_column(arr: ArrowArray, fmt: str, offset: int, length: int, dictionary: Field) -> list[Any]:
     """The values of a dictionary-encoded array: its indices (``fmt``) looked
     up in its dictionary array, whose values have the Field ``dictionary``."""
@@ -211,16 +258,18 @@ def _stream_error(stream: Any, code: int, what: str) -> Error:
 
 
 def iter_stream(address: int, call: Callable[..., Any] | None = None,
-                with_schema: bool = False) -> Iterator[tuple[list[Field], list[list[Any]] | None]]:
+                with_schema: bool = False, numpy: bool = False) -> Iterator[tuple[list[Field], list[Any] | None]]:
     """Read the struct-typed stream at ``address`` a batch at a time: yield
     the fields and the batch's columns of Python values (first the fields
     and None, with_schema); release the stream at the end (or when the
     generator is closed).
 
     ``call(fn, *args)`` runs the stream's get_next (so that a caller can make
-    it cancellable); by default it is called directly.
+    it cancellable); by default it is called directly. ``numpy``: the
+    columns are numpy arrays (see _numpy_column), not lists.
     """
     run = call or (lambda fn, *a: fn(*a))
+    read = _numpy_column if numpy else _column
     stream = ctypes.cast(address, ctypes.POINTER(ArrowArrayStream))
     try:
         schema = ArrowSchema()
@@ -248,8 +297,7 @@ def iter_stream(address: int, call: Callable[..., Any] | None = None,
                 columns = []
                 for i, f in enumerate(fields):
                     child = batch.children[i].contents
-                    columns.append(_column(child, f.format, batch.offset + child.offset, batch.length,
-                                           f.dictionary))
+                    columns.append(read(child, f.format, batch.offset + child.offset, batch.length, f.dictionary))
             finally:
                 call_release(ctypes.pointer(batch), ArrayRelease)
             yield fields, columns
@@ -269,3 +317,20 @@ def read_stream(address: int, call: Callable[..., Any] | None = None) -> tuple[l
         for col, values in zip(columns, batch_columns):
             col.extend(values)
     return fields, columns
+
+
+def read_stream_numpy(address: int) -> tuple[list[Field], list[np.ndarray]]:
+    """Read every batch of the struct-typed stream at ``address`` into numpy
+    columns (see _numpy_column), then release the stream."""
+    fields: list[Field] = []
+    parts: list[list[np.ndarray]] = []
+    for batch_fields, batch_columns in iter_stream(address, with_schema=True, numpy=True):
+        if batch_columns is None:
+            fields, parts = batch_fields, [[] for _ in batch_fields]
+            continue
+        for col, values in zip(parts, batch_columns):
+            col.append(values)
+    # Batches of one column may differ (nulls in one only): concatenate
+    # finds the common type, float64 or object, as for one batch.
+    return fields, [np.concatenate(p) if len(p) > 1 else p[0] if p else _empty_numpy(f)
+                    for f, p in zip(fields, parts)]

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _cdata, _lib, _optional
 from ._errors import CanceledError, Error, InvalidArgumentError, NotFoundError, StorageError
-from ._import import Field, iter_stream, read_stream
+from ._import import Field, iter_stream, read_stream, read_stream_numpy
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -152,10 +152,12 @@ class Result:
         return pl.from_arrow(self.to_arrow())
 
     def to_numpy(self) -> dict[str, np.ndarray]:
-        """The rows as ``{column: numpy array}``: numbers and timestamps in
-        their numpy dtypes (an integer or boolean column with nulls becomes
-        float64 with NaN, or object with None), strings and the device as
-        object arrays."""
+        """The rows as ``{column: numpy array}``, with or without pyarrow:
+        numbers in their numpy dtypes (an integer column with nulls becomes
+        float64 with NaN), booleans as bool (with nulls: object with None),
+        timestamps as datetime64 in their unit and dates as datetime64[D]
+        (NaT for nulls; times with a zone in UTC), strings and the device
+        as object arrays."""
         pa = _optional.pyarrow()
         if pa is not None:
             table = self.to_arrow()
@@ -166,8 +168,12 @@ class Result:
                     col = col.cast(col.type.value_type)
                 out[name] = col.to_numpy()
             return out
-        return {k: np.array(v, dtype=object if any(x is None or isinstance(x, str) for x in v) else None)
-                for k, v in self.to_pydict().items()}
+        address = self._scan()
+        try:
+            fields, columns = read_stream_numpy(address)
+        finally:
+            _cdata.free(address)
+        return {f.name: c for f, c in zip(fields, columns)}
 
     def _reader(self, pa: ModuleType) -> Any:
         """Run the scan as a pyarrow.RecordBatchReader: imported from the

@@ -190,3 +190,47 @@ def test_aggregate_last_and_where_without_pyarrow(mem_db: arcadego.Database) -> 
     assert mem_db.last("Q", ["s"]).to_pydict() == {"device": ["d", "e"], "time": [4, 2], "s": ["a", "c"], "s_time": [4, 2]}
     assert mem_db.scan("Q", columns=["s"], where=("x", ">", 2)).to_pydict() == {
         "device": ["d", "d", "e"], "time": [3, 4, 2], "s": [None, "a", "c"]}
+
+
+def test_to_numpy_without_pyarrow(mem_db: arcadego.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """to_numpy() gives the dtypes its docstring promises with or without
+    pyarrow: numbers in their dtype (integers with nulls as float64 with
+    NaN), booleans with nulls as objects, timestamps in their unit with NaT,
+    strings and the device as objects; where pyarrow is installed, the same
+    arrays as its to_numpy, batch boundaries (nulls in one batch only)
+    included."""
+    with mem_db.transaction() as tx:
+        tx.create_type("U")
+        for name, ptype in [("i", "INT64"), ("j", "INT32"), ("f", "DOUBLE"), ("b", "BOOLEAN"), ("c", "BOOLEAN"),
+                            ("s", "STRING"), ("ts", "TIMESTAMP"), ("d", "DATE")]:
+            tx.create_property("U", name, ptype)
+    mem_db.insert("U", {"time": [1, 2], "i": [1, None], "j": [7, 8], "f": [0.5, None], "b": [True, None],
+                        "c": [True, False], "s": ["a", None],
+                        "ts": [dt.datetime(2024, 1, 1, 0, 0, 0, 1), None], "d": [dt.date(2024, 2, 29), None]},
+                   device="d1")
+    mem_db.insert("U", {"time": [3], "i": [5], "j": [9], "f": [1.5], "b": [False], "c": [True], "s": ["z"],
+                        "ts": [dt.datetime(1969, 12, 31)], "d": [dt.date(1970, 1, 1)]}, device="d2")
+    res = mem_db.scan("U")
+    with_arrow = res.to_numpy() if HAVE_PYARROW else None
+    if HAVE_PYARROW:
+        monkeypatch.setitem(_optional._cache, "pyarrow", None)
+    got = res.to_numpy()
+    assert got["device"].dtype == object and got["device"].tolist() == ["d1", "d1", "d2"]
+    assert got["time"].dtype == np.int64 and got["time"].tolist() == [1, 2, 3]
+    assert got["i"].dtype == np.float64 and np.isnan(got["i"][1]) and got["i"][[0, 2]].tolist() == [1.0, 5.0]
+    assert got["j"].dtype == np.int32 and got["j"].tolist() == [7, 8, 9]
+    assert got["f"].dtype == np.float64 and np.isnan(got["f"][1])
+    assert got["b"].dtype == object and got["b"].tolist() == [True, None, False]
+    assert got["c"].dtype == bool and got["c"].tolist() == [True, False, True]
+    assert got["s"].dtype == object and got["s"].tolist() == ["a", None, "z"]
+    assert got["ts"].dtype == np.dtype("datetime64[ns]")
+    assert got["ts"][0] == np.datetime64("2024-01-01T00:00:00.000001") and np.isnat(got["ts"][1])
+    assert got["d"].dtype == np.dtype("datetime64[D]") and np.isnat(got["d"][1])
+    assert got["d"][0] == np.datetime64("2024-02-29")
+    if with_arrow is not None:
+        assert list(with_arrow) == list(got)
+        for name, arr in with_arrow.items():
+            assert arr.dtype == got[name].dtype, name
+            assert np.array_equal(arr, got[name], equal_nan=arr.dtype.kind in "fmM"), name
+    empty = mem_db.scan("U", start=100).to_numpy()
+    assert empty["i"].dtype == np.int64 and len(empty["i"]) == 0
