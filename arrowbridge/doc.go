@@ -14,7 +14,7 @@
 //	uint32                                  INT64     (widened copy)
 //	uint64                                  INT64     (borrowed; error if a value exceeds MaxInt64)
 //	timestamp[unit, zone]                   TIMESTAMP (ns borrowed; other units scaled, overflow checked)
-//	date64                                  DATE      (ms floored to days, range checked)
+//	date64                                  DATE      (whole days only, as Arrow requires; range checked)
 //	utf8, binary                            STRING, BINARY (borrowed)
 //	large_utf8, large_binary                STRING, BINARY (data borrowed, offsets narrowed)
 //	string_view, binary_view                STRING, BINARY (copied into offsets + data)

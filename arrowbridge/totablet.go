@@ -276,10 +276,12 @@ func fill(c *tablet.Column, arr arrow.Array) error {
 			if !isValid(i) {
 				continue
 			}
-			days := x / msPerDay
-			if x%msPerDay < 0 {
-				days-- // floor, so times before 1970 fall on their own day
+			if x%msPerDay != 0 {
+				// The format allows whole days only; flooring would change
+				// the value, which no conversion here does.
+				return fmt.Errorf("date64 value %d at row %d is not a whole day (a multiple of 86,400,000 ms, as Arrow requires): %w", x, i, errs.ErrInvalidArgument)
 			}
+			days := x / msPerDay
 			if days > math.MaxInt32 || days < math.MinInt32 {
 				return fmt.Errorf("date64 value %d at row %d is out of the DATE range: %w", x, i, errs.ErrInvalidArgument)
 			}

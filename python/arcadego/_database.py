@@ -1187,7 +1187,10 @@ class Database(_Schema):
 
         Example::
 
-            db.compact("Sensor")
+            for i in range(2):
+                db.insert("Sensor", {"time": [i], "temperature": [20.5]}, device=f"s{i}")
+                db.flush()  # a file each
+            db.compact("Sensor")  # one file (a type of one file is left as it is)
             assert db.stats()["compactions"] >= 1
         """
         handle = self._require_open()
@@ -1201,6 +1204,7 @@ class Database(_Schema):
         ``immutable_memtables``, ``immutable_bytes``, ``memtable_budget``,
         ``pool_bytes`` (memory of flushed memtables kept for the next ones),
         ``flushes``, ``flushed_rows``, ``flushed_bytes``, ``direct_writes``, ``checkpoints``,
+        ``compactions``, ``index_sidecars_built``, ``index_sidecars_merged``,
         ``stalls``, ``stall_nanos``, ``wal_bytes``, ``wal_segments``,
         ``fsyncs``, ``flush_error`` (only while the last flush failed) and
         ``types``: one dict per type with flushed data, by name, with

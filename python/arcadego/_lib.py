@@ -1,7 +1,8 @@
 """Loading libarcadego and calling it.
 
-The library is loaded when the package is imported. It contains a Go
-runtime, which imposes three rules that this module enforces:
+The library is loaded on first use (``connect`` and the rest), not when
+the package is imported. It contains a Go runtime, which imposes three
+rules that this module enforces:
 
 * Signal handlers: Go installs its SIGSEGV handler at load and chains to the
   handler that was there before. A ``faulthandler.enable()`` *after* the load
