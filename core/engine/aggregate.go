@@ -43,9 +43,10 @@ type AggregateRequest struct {
 	// Origin + (k+1)*Every), in the time column's unit, each its own
 	// result row; buckets without rows have none. 0: one bucket.
 	Every, Origin int64
-	// Fill, with Every, gives result rows to the buckets without rows from
-	// the first bucket of the range (Start's, else the first with rows) to
-	// its last (End's, else the last with rows), per device with ByDevice:
+	// Fill, with Every (without, an error), gives result rows to the
+	// buckets without rows from the first bucket of the range (Start's,
+	// else the first with rows) to its last (End's, else the last with
+	// rows), per device with ByDevice (a range without rows has none):
 	// "" adds none; "null": their aggregates are null (counts 0);
 	// "previous": they repeat the bucket before; "linear": numbers are
 	// interpolated between the buckets on both sides (integers rounded),
@@ -112,6 +113,9 @@ func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *sc
 	}
 	if !slices.Contains([]string{"", "null", "previous", "linear"}, req.Fill) {
 		return nil, nil, fmt.Errorf("aggregate: unknown fill %q (null, previous, linear): %w", req.Fill, errs.ErrInvalidArgument)
+	}
+	if req.Fill != "" && req.Every == 0 {
+		return nil, nil, fmt.Errorf("aggregate: fill %q needs buckets (every): %w", req.Fill, errs.ErrInvalidArgument)
 	}
 	if len(req.Aggs) == 0 {
 		return nil, nil, fmt.Errorf("aggregate: no aggregates asked for: %w", errs.ErrInvalidArgument)

@@ -348,6 +348,9 @@ func TestAggregateFill(t *testing.T) {
 	_, _, err = db.Aggregate(context.Background(), AggregateRequest{Type: "F", Aggs: aggs, Every: 1, Fill: "null", Start: ptr(int64(0)), End: ptr(int64(1 << 40))})
 	require.ErrorIs(t, err, errs.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "narrow the range")
+	_, _, err = db.Aggregate(context.Background(), AggregateRequest{Type: "F", Aggs: aggs, Fill: "previous"})
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), `fill "previous" needs buckets (every)`)
 }
 
 // TestAggregateDenseDoubles: DOUBLE columns without nulls take a loop of

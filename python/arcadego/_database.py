@@ -236,7 +236,8 @@ def _where_json(where: Any) -> dict[str, Any]:
 
 
 _UNIT_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
-_INTERVAL_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
+_INTERVAL_NS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9,
+                "w": 7 * 86400 * 10**9}
 
 
 def _interval(db: Database, type_name: str, text: str) -> int:
@@ -983,14 +984,19 @@ class Database(_Schema):
 
         ``by_device=True`` gives each device its own result rows; ``every``
         (an int in the type's time unit, or for a type whose times are
-        timestamps a string such as ``"15m"``, ``"1h"``, ``"1d"``, ``"500ms"``)
+        timestamps a string such as ``"15m"``, ``"1h"``, ``"1d"``, ``"1w"``,
+        ``"500ms"``)
         cuts time into buckets ``[origin + k*every, origin + (k+1)*every)``,
-        one result row each. Buckets without rows have no result row unless
-        ``fill`` gives them one, from the range's first bucket (``start``'s,
-        else the first with rows) to its last: ``"null"`` (null aggregates),
-        ``"previous"`` (those of the bucket before) or ``"linear"``
-        (numbers interpolated between the buckets on both sides, integers
-        rounded; other types null); their counts are 0.
+        one result row each; ``origin`` is in the time unit too, and counts
+        from the epoch in UTC whatever the type's zone (days of a
+        ``Europe/Paris`` type start at 01:00 local in winter unless
+        ``origin`` says otherwise). Buckets without rows have no result row
+        unless ``fill`` (which needs ``every``) gives them one, from the
+        range's first bucket (``start``'s, else the first with rows) to its
+        last: ``"null"`` (null aggregates), ``"previous"`` (those of the
+        bucket before) or ``"linear"`` (numbers interpolated between the
+        buckets on both sides, integers rounded; other types null); their
+        counts are 0. A range without rows has no result rows, filled or not.
 
         Nulls are skipped, as in SQL; a group without a value of a property
         has null aggregates of it (``count``: 0). Result types: ``count``

@@ -156,6 +156,11 @@ def test_buckets_by_interval_string_with_fill(mem_db: arcadego.Database) -> None
     assert mem_db.aggregate("H", {"v": "mean"}, every="1h").to_arrow().num_rows == 2
     with pytest.raises(arcadego.InvalidArgumentError, match="unknown fill"):
         mem_db.aggregate("H", {"v": "mean"}, every="1h", fill="zero")
+    with pytest.raises(arcadego.InvalidArgumentError, match="needs buckets"):
+        mem_db.aggregate("H", {"v": "mean"}, fill="null")
+    # Weeks, as retention takes them; buckets count from the epoch (a Thursday).
+    week = mem_db.aggregate("H", {"v": "count"}, every="1w").to_pylist()
+    assert [r["time"] for r in week] == [dt.datetime(2026, 1, 1, tzinfo=utc)] and week[0]["v_count"] == 2
     with pytest.raises(arcadego.InvalidArgumentError, match="a positive whole number"):
         mem_db.aggregate("H", {"v": "mean"}, every="1 hour")
     with pytest.raises(arcadego.InvalidArgumentError, match="not a whole number of ms"):
