@@ -447,7 +447,7 @@ def _infer_format(name: str, types: set[type]) -> str:
         return simple
     if not types:
         raise InvalidArgumentError(
-            f"column {name!r}: cannot infer a type from values that are all None; "
+            f"column {name!r}: cannot infer a type without a value (the column is empty, or all None); "
             "create the property first or pass a typed numpy array")
     if all(issubclass(t, (bool, np.bool_)) for t in types):
         return "b"
