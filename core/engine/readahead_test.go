@@ -3,13 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -226,21 +223,7 @@ func TestReadAheadErrorsComeInOrder(t *testing.T) {
 	files, mems := db.pin(ty.ID)
 	path := files[0].Path()
 	unpin(files, mems)
-	fh, err := os.Open(path)
-	require.NoError(t, err)
-	st, err := fh.Stat()
-	require.NoError(t, err)
-	pr, err := file.NewParquetReader(io.NewSectionReader(fh, 0, st.Size()))
-	require.NoError(t, err)
-	meta := pr.MetaData()
-	require.NoError(t, fh.Close())
-	cc, err := meta.RowGroup(len(meta.RowGroups) / 2).ColumnChunk(1)
-	require.NoError(t, err)
-	wf, err := os.OpenFile(path, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	_, err = wf.WriteAt([]byte{0x5a}, cc.DataPageOffset()+cc.TotalCompressedSize()/2)
-	require.NoError(t, err)
-	require.NoError(t, wf.Close())
+	corruptTimes(t, path, func(groups int) int { return groups / 2 })
 	for _, reuse := range []bool{false, true} {
 		got, err := scanAll(t, db, ScanRequest{Type: "A", Where: w, ReuseBatches: reuse, BatchRows: 500})
 		require.ErrorIs(t, err, errs.ErrCorrupt, "reuse %v", reuse)

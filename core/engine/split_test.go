@@ -215,8 +215,8 @@ func TestAggregateSplitErrorInDeviceOrder(t *testing.T) {
 		unpin(files, mems)
 	}
 	require.NoError(t, db.Close())
-	corruptTimes(t, paths[0], -1) // d1's rows, at the end of the first file
-	corruptTimes(t, paths[1], 0)  // d2's, at the start of the second
+	corruptTimes(t, paths[0], func(groups int) int { return groups - 1 }) // d1's rows, at the end of the first file
+	corruptTimes(t, paths[1], func(int) int { return 0 })                 // d2's, at the start of the second
 	db, err := Open(dir, Options{})
 	require.NoError(t, err)
 	defer db.Close()
@@ -234,9 +234,9 @@ func TestAggregateSplitErrorInDeviceOrder(t *testing.T) {
 	require.Greater(t, aggregatePartsRun.Load(), before, "split")
 }
 
-// corruptTimes changes a byte of the time column's chunk of row group g
-// (-1: the last) of the Parquet file at path.
-func corruptTimes(t *testing.T, path string, g int) {
+// corruptTimes changes a byte of the time column's chunk of the row group
+// pick chooses (of how many the Parquet file at path has).
+func corruptTimes(t *testing.T, path string, pick func(groups int) int) {
 	t.Helper()
 	fh, err := os.Open(path)
 	require.NoError(t, err)
@@ -246,10 +246,7 @@ func corruptTimes(t *testing.T, path string, g int) {
 	require.NoError(t, err)
 	meta := pr.MetaData()
 	require.NoError(t, fh.Close())
-	if g < 0 {
-		g = len(meta.RowGroups) - 1
-	}
-	cc, err := meta.RowGroup(g).ColumnChunk(1)
+	cc, err := meta.RowGroup(pick(len(meta.RowGroups))).ColumnChunk(1)
 	require.NoError(t, err)
 	require.Equal(t, "time", cc.PathInSchema().String())
 	wf, err := os.OpenFile(path, os.O_WRONLY, 0)
