@@ -82,13 +82,21 @@ type precheck struct {
 }
 
 // startPrecheck starts p's precheck, once its devices and spans are known.
+// It holds the files it reads, not the memtables, and counts as a direct
+// write in progress, which Close waits for: its files are let go by then,
+// whether the commit got as far as keepDirect or failed before.
 func (db *DB) startPrecheck(p *directPart) {
 	files, mems := db.pin(p.typ)
+	for _, m := range mems {
+		m.Release()
+	}
 	pc := &precheck{done: make(chan struct{}), clear: make(map[*dataFile]bool, len(files))}
 	p.pre = pc
+	db.directing.Add(1) // the commit holds one already: no Wait can have begun at zero
 	go func() {
+		defer db.directing.Done()
 		defer close(pc.done)
-		defer unpin(files, mems)
+		defer unpin(files, nil)
 		defer func() { _ = recover() }() // what it did not clear is checked under commitMu
 		for _, f := range files {
 			if !p.meets(f) {

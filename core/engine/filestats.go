@@ -48,7 +48,10 @@ func statsCell(t schema.PropertyType, v json.RawMessage) (cell, bool) {
 	case schema.Int32, schema.Int64:
 		i, err := strconv.ParseInt(string(v), 10, 64)
 		return cell{i: i}, err == nil
-	case schema.Float, schema.Double:
+	case schema.Float: // written as a float32's shortest digits: "0.1" is float32(0.1), not 0.1
+		f, err := strconv.ParseFloat(string(v), 32)
+		return cell{f: f}, err == nil
+	case schema.Double:
 		f, err := strconv.ParseFloat(string(v), 64)
 		return cell{f: f}, err == nil
 	}

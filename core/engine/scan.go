@@ -926,8 +926,9 @@ func (r *Rows) split(n int, minRows int64) []*Rows {
 	}
 	// Each device's weight: its rows, estimated from the directories' hits
 	// of a scan of every device (or a prefix); 1 for a named device, whose
-	// files a lookup each would cost more than this saves, with the type's
-	// rows shared evenly among the named devices.
+	// files a lookup each would cost more than this saves, with the rows
+	// of a file's directory entry on average for each (and the memtable
+	// rows of the named devices).
 	ends := make([]int64, len(r.devices)) // the weight up to each device's end
 	var total int64
 	for k := range r.devices {
@@ -940,11 +941,18 @@ func (r *Rows) split(n int, minRows int64) []*Rows {
 	}
 	rows := func(w int64) int64 { return w }
 	if r.hits == nil {
-		all := rowsIn(r.files)
-		for _, sn := range r.snaps {
-			all += int64(sn.Rows())
+		var entries int
+		for _, f := range r.files {
+			entries += len(f.Devices())
 		}
-		rows = func(w int64) int64 { return int64(float64(all) * float64(w) / float64(total)) }
+		var all float64
+		if entries > 0 {
+			all = float64(rowsIn(r.files)) / float64(entries) * float64(len(r.devices))
+		}
+		for _, sn := range r.snaps {
+			all += float64(sn.Rows())
+		}
+		rows = func(w int64) int64 { return int64(all * float64(w) / float64(total)) }
 	}
 	minRows = max(minRows, 1)
 	n = int(min(int64(n), rows(total)/minRows))
@@ -953,7 +961,7 @@ func (r *Rows) split(n int, minRows int64) []*Rows {
 	// minRows rows (a few large devices) joins the one before.
 	cuts := []int{0}
 	for p := 1; p < n; p++ {
-		at, _ := slices.BinarySearch(ends, total/int64(n)*int64(p))
+		at, _ := slices.BinarySearch(ends, total*int64(p)/int64(n))
 		at = min(at+1, len(r.devices))
 		last := cuts[len(cuts)-1]
 		if at > last && at < len(r.devices) && rows(weightBetween(ends, last, at)) >= minRows {

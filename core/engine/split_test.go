@@ -331,4 +331,23 @@ func TestRowsSplitNamedDevices(t *testing.T) {
 	for d, r := range want {
 		assert.Equal(t, len(r), got[d], d)
 	}
+
+	// Parts of about as many devices each: 15 in 8 parts, 1 or 2 each.
+	few, err := db.Scan(context.Background(), ScanRequest{Type: "N", Devices: names[:15]})
+	require.NoError(t, err)
+	defer few.Close()
+	fewParts := few.split(8, 1)
+	require.Len(t, fewParts, 8)
+	for k, p := range fewParts {
+		if k > 0 {
+			defer p.Close()
+		}
+		assert.InDelta(t, 1.5, len(p.devices), 0.5, "part %d", k)
+	}
+	// Two named devices of 3 rows each in a type of 900 rows: not the
+	// type's rows, but theirs, count against minRows.
+	two, err := db.Scan(context.Background(), ScanRequest{Type: "N", Devices: names[:2]})
+	require.NoError(t, err)
+	defer two.Close()
+	assert.Len(t, two.split(2, 100), 1)
 }

@@ -321,12 +321,12 @@ func (c *compiledCond) eval(col *tablet.Column, keep []bool) {
 			keep[r] = !equal(c.typ, v, c.v)
 		case "<":
 			keep[r] = lessNum(c.typ, v, c.v)
-		case "<=":
-			keep[r] = !lessNum(c.typ, c.v, v) && !isNaN(c.typ, v)
+		case "<=": // neither may be NaN, which compares with nothing
+			keep[r] = !lessNum(c.typ, c.v, v) && !isNaN(c.typ, v) && !isNaN(c.typ, c.v)
 		case ">":
 			keep[r] = lessNum(c.typ, c.v, v)
 		case ">=":
-			keep[r] = !lessNum(c.typ, v, c.v) && !isNaN(c.typ, v)
+			keep[r] = !lessNum(c.typ, v, c.v) && !isNaN(c.typ, v) && !isNaN(c.typ, c.v)
 		}
 	}
 }
@@ -361,7 +361,7 @@ func (c *compiledCond) evalDoubles(col *tablet.Column, keep []bool) bool {
 		}
 	case "<=":
 		for r, v := range fs {
-			keep[r] = !(cv < v) && v == v // v == v: not NaN
+			keep[r] = v <= cv // false if either is NaN
 		}
 	case ">":
 		for r, v := range fs {
@@ -369,7 +369,7 @@ func (c *compiledCond) evalDoubles(col *tablet.Column, keep []bool) bool {
 		}
 	case ">=":
 		for r, v := range fs {
-			keep[r] = !(v < cv) && v == v
+			keep[r] = v >= cv
 		}
 	default:
 		return false

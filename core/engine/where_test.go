@@ -229,28 +229,66 @@ func TestWhereRefusesBadFilters(t *testing.T) {
 func TestWhereSpecialFloats(t *testing.T) {
 	db := openMem(t, Options{AutoCreate: true})
 	nan, inf := math.NaN(), math.Inf(1)
+	vals := []float64{1, nan, inf, -inf, 2}
+	// DOUBLE with a null (the careful loop), DOUBLE without (the loop per
+	// operator), FLOAT with a null; row 5 holds the null, or 2.
 	require.NoError(t, db.Insert("F", "d", &tablet.Tablet{Times: []int64{1, 2, 3, 4, 5},
-		Columns: []tablet.Column{tablet.Doubles("x", []float64{1, nan, inf, -inf, 2}, []bool{true, true, true, true, false})}}))
+		Columns: []tablet.Column{tablet.Doubles("x", vals, []bool{true, true, true, true, false})}}))
+	require.NoError(t, db.Insert("G", "d", &tablet.Tablet{Times: []int64{1, 2, 3, 4, 5},
+		Columns: []tablet.Column{tablet.Doubles("x", vals, nil)}}))
+	f32 := make([]float32, len(vals))
+	for i, v := range vals {
+		f32[i] = float32(v)
+	}
+	require.NoError(t, db.Insert("H", "d", &tablet.Tablet{Times: []int64{1, 2, 3, 4, 5},
+		Columns: []tablet.Column{tablet.Floats("x", f32, []bool{true, true, true, true, false})}}))
 	for _, c := range []struct {
 		json  string
-		times []int64
+		times []int64 // of rows 1-4
+		two   bool    // whether 2 passes
 	}{
-		{`{"property": "x", "op": "<", "value": {"float": "Infinity"}}`, []int64{1, 4}},
-		{`{"property": "x", "op": ">", "value": {"float": "-Infinity"}}`, []int64{1, 3}},
-		{`{"property": "x", "op": "=", "value": {"float": "Infinity"}}`, []int64{3}},
-		{`{"property": "x", "op": "=", "value": {"float": "NaN"}}`, nil},
-		{`{"property": "x", "op": "!=", "value": {"float": "NaN"}}`, []int64{1, 2, 3, 4}},
-		{`{"property": "x", "op": "in", "value": [{"float": "-Infinity"}, 1]}`, []int64{1, 4}},
+		{`{"property": "x", "op": "<", "value": {"float": "Infinity"}}`, []int64{1, 4}, true},
+		{`{"property": "x", "op": ">", "value": {"float": "-Infinity"}}`, []int64{1, 3}, true},
+		{`{"property": "x", "op": "=", "value": {"float": "Infinity"}}`, []int64{3}, false},
+		{`{"property": "x", "op": "=", "value": {"float": "NaN"}}`, nil, false},
+		{`{"property": "x", "op": "!=", "value": {"float": "NaN"}}`, []int64{1, 2, 3, 4}, true},
+		{`{"property": "x", "op": "<=", "value": {"float": "NaN"}}`, nil, false},
+		{`{"property": "x", "op": ">=", "value": {"float": "NaN"}}`, nil, false},
+		{`{"property": "x", "op": "<", "value": {"float": "NaN"}}`, nil, false},
+		{`{"property": "x", "op": ">", "value": {"float": "NaN"}}`, nil, false},
+		{`{"property": "x", "op": ">=", "value": {"float": "Infinity"}}`, []int64{3}, false},
+		{`{"property": "x", "op": "<=", "value": {"float": "-Infinity"}}`, []int64{4}, false},
+		{`{"property": "x", "op": "in", "value": [{"float": "-Infinity"}, 1]}`, []int64{1, 4}, false},
 	} {
 		w, err := ParseWhere([]byte(c.json))
 		require.NoError(t, err, c.json)
-		var got []int64
-		for tm := range requestRowsOf(t, db, ScanRequest{Type: "F", Where: w})["d"] {
-			got = append(got, tm)
+		for _, typ := range []string{"F", "G", "H"} {
+			var got []int64
+			for tm := range requestRowsOf(t, db, ScanRequest{Type: typ, Where: w})["d"] {
+				got = append(got, tm)
+			}
+			slices.Sort(got)
+			want := c.times
+			if typ == "G" && c.two {
+				want = append(slices.Clone(want), 5)
+			}
+			assert.Equal(t, want, got, "%s: %s", typ, c.json)
 		}
-		slices.Sort(got)
-		assert.Equal(t, c.times, got, c.json)
 	}
+}
+
+// TestWhereFloatStatistics: a FLOAT file's min and max are float32
+// values, compared as the rows are: a row of float32(0.1) is above 0.1,
+// and its file is not pruned for x > 0.1.
+func TestWhereFloatStatistics(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true})
+	require.NoError(t, db.Insert("F", "d", &tablet.Tablet{Times: []int64{1, 2},
+		Columns: []tablet.Column{tablet.Floats("x", []float32{0.1, 0.05}, nil)}}))
+	w, err := ParseWhere([]byte(`{"property": "x", "op": ">", "value": 0.1}`))
+	require.NoError(t, err)
+	require.Len(t, requestRowsOf(t, db, ScanRequest{Type: "F", Where: w})["d"], 1, "in memory")
+	require.NoError(t, db.Flush())
+	require.Len(t, requestRowsOf(t, db, ScanRequest{Type: "F", Where: w})["d"], 1, "flushed")
 }
 
 // TestWherePrunesFilesByStatistics: files whose statistics rule a filter

@@ -220,10 +220,12 @@ def _where_json(where: Any) -> dict[str, Any]:
     if isinstance(where, Mapping):
         if "property" in where:
             cond = dict(where)
-            if isinstance(cond.get("value"), float):
-                cond["value"] = _json_float(cond["value"])
-            elif isinstance(cond.get("value"), (list, tuple)):
-                cond["value"] = [_json_float(v) if isinstance(v, float) else v for v in cond["value"]]
+            if "value" in cond:  # the JSON form's values, checked as the tuples' are
+                value, shown = cond["value"], (cond.get("property"), cond.get("op"), cond["value"])
+                if isinstance(value, (list, tuple, set, frozenset)):
+                    cond["value"] = [_where_value(v, shown) for v in value]
+                else:
+                    cond["value"] = _where_value(value, shown)
             return cond
         if len(where) == 1 and next(iter(where)) in ("and", "or"):
             key = next(iter(where))

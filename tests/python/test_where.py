@@ -99,6 +99,8 @@ def test_where_equals_pyarrow_filter(rows_db: arcadego.Database, where: Any) -> 
     (("k", "=", None), "is null"),
     (("k", "in", [1, None]), "is null"),
     (("k", "<", float("inf")), "cannot be compared"),
+    ({"property": "k", "op": "=", "value": None}, "is null"),
+    ({"property": "k", "op": "in", "value": {1, object()}}, "a value is a bool"),
     (("nope", "=", 1), "no property"),
     (("k", "=", "one"), "cannot be compared"),
     (("k", "=", object()), "a value is a bool"),
@@ -122,8 +124,10 @@ def test_where_nan_and_infinities(mem_db: arcadego.Database) -> None:
     mem_db.insert("N", t, device="d")
     full = mem_db.scan("N", with_device=False, device="d").to_arrow()
     for where in [("x", "<", inf), ("x", ">", -inf), ("x", "=", inf), ("x", "=", nan), ("x", "!=", nan),
-                  ("x", "in", [-inf, 1.0]), ("x", ">=", np.float64(inf))]:
+                  ("x", "<=", nan), ("x", ">=", nan), ("x", "<", nan), ("x", "in", [-inf, 1.0]),
+                  ("x", ">=", np.float64(inf))]:
         want = full.filter(pc.fill_null(_mask(full, where), False))["time"].to_pylist()
         assert mem_db.scan("N", where=where).to_arrow()["time"].to_pylist() == want, where
     # The JSON form itself, as a dict, too.
     assert mem_db.scan("N", where={"property": "x", "op": "<", "value": inf}).to_arrow()["time"].to_pylist() == [1, 4]
+    assert mem_db.scan("N", where={"property": "x", "op": "=", "value": np.float32(1)}).to_arrow()["time"].to_pylist() == [1]
