@@ -101,12 +101,12 @@ func AggResultType(fn string, pt schema.PropertyType) schema.PropertyType {
 // (newest value per device and time, deletes and TTL applied) but without
 // handing them out: one pass over each run of devices (many rows are read
 // in runs at once, see grouper.aggregate), the accumulators of one group
-// at a time for the usual rows in device and time order. Nulls are skipped, as in SQL;
-// a group's aggregates of a property without a non-null value are null
-// (count: 0). The result is a batch per device (ByDevice) or one batch
-// (device ""), whose times are the buckets' starts or, without Every,
-// each group's first time; the columns are the aggregates, in order,
-// named by AggColumnName.
+// at a time for the usual rows in device and time order. Nulls are
+// skipped, as in SQL; a group's aggregates of a property without a
+// non-null value are null (count: 0). The result is a batch per device
+// (ByDevice) or one batch (device ""), whose times are the buckets'
+// starts or, without Every, each group's first time; the columns are the
+// aggregates, in order, named by AggColumnName.
 func (db *DB) Aggregate(ctx context.Context, req AggregateRequest) ([]Batch, *schema.Type, error) {
 	if req.Every < 0 {
 		return nil, nil, fmt.Errorf("aggregate: every %d must be >= 0: %w", req.Every, errs.ErrInvalidArgument)
@@ -235,7 +235,7 @@ func (g *grouper) aggregate(rows *Rows) error {
 	}
 	for _, sub := range subs[1:] {
 		for _, gr := range sub.groups {
-			if _, ok := g.index[gr.key]; !ok { // by device, always: taken as it is
+			if _, ok := g.index[gr.key]; !ok { // a group of this part's only (by device, every one): taken as it is
 				g.index[gr.key] = len(g.groups)
 				g.groups = append(g.groups, gr)
 				continue
