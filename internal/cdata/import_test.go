@@ -60,7 +60,7 @@ var typeCases = []typeCase{
 	{"fixed_size_binary", &arrow.FixedSizeBinaryType{ByteWidth: 3}, `"YWJj", null, "eHl6"`, "", schema.Binary,
 		[]any{[]byte("abc"), nil, []byte("xyz")}},
 	{"date32", arrow.FixedWidthTypes.Date32, `0, null, -1, 19000`, "", schema.Date, []any{int32(0), nil, int32(-1), int32(19000)}},
-	{"date64", arrow.FixedWidthTypes.Date64, `86400000, null, -1, 172800005`, "", schema.Date,
+	{"date64", arrow.FixedWidthTypes.Date64, `86400000, null, -86400000, 172800000`, "", schema.Date,
 		[]any{int32(1), nil, int32(-1), int32(2)}},
 	{"timestamp_s", &arrow.TimestampType{Unit: arrow.Second}, `1, null, -2`, "", schema.Timestamp,
 		[]any{int64(1e9), nil, int64(-2e9)}},
