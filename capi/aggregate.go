@@ -74,12 +74,7 @@ func ag_go_aggregate(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArr
 			batches, ty, err = d.db.Aggregate(d.context(), req)
 			return err
 		}
-		if waits(d.db, r.Devices, *r.Type) {
-			err = unlocked.Run(aggregate)
-		} else {
-			err = aggregate()
-		}
-		if err != nil {
+		if err := unlocked.If(waits(d.db, r.Devices, *r.Type), aggregate); err != nil {
 			return err
 		}
 		props := make([]schema.Property, len(req.Aggs))
@@ -131,12 +126,7 @@ func ag_go_last(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 				Devices: r.Devices, DevicePrefix: r.Prefix})
 			return err
 		}
-		if waits(d.db, r.Devices, *r.Type) {
-			err = unlocked.Run(last)
-		} else {
-			err = last()
-		}
-		if err != nil {
+		if err := unlocked.If(waits(d.db, r.Devices, *r.Type), last); err != nil {
 			return err
 		}
 		cols := make([]schema.Property, 0, 2*len(props))

@@ -221,12 +221,7 @@ func ag_go_commit(tx C.uintptr_t, cerr **C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return t.finish(uintptr(tx), func(tx *engine.Tx) error {
-			if t.cells < unlockedCells {
-				return tx.Commit()
-			}
-			return unlocked.Run(tx.Commit)
-		})
+		return t.finish(uintptr(tx), func(tx *engine.Tx) error { return unlocked.If(t.cells >= unlockedCells, tx.Commit) })
 	})
 }
 

@@ -142,10 +142,7 @@ func insertOne(cerr **C.char, typ *C.char, typLen C.size_t, device *C.char, devi
 				return err
 			}
 			defer b.release()
-			if cells(b.Tablet) < unlockedCells {
-				return insert(name, dev, b.Tablet)
-			}
-			return unlocked.Run(func() error { return insert(name, dev, b.Tablet) })
+			return unlocked.If(cells(b.Tablet) >= unlockedCells, func() error { return insert(name, dev, b.Tablet) })
 		})
 	})
 }
@@ -338,10 +335,7 @@ func dbInsertStream(db C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char
 			for _, b := range batches {
 				total += cells(b.Tablet)
 			}
-			if total < unlockedCells {
-				return tx.Commit()
-			}
-			return unlocked.Run(tx.Commit)
+			return unlocked.If(total >= unlockedCells, tx.Commit)
 		})
 	})
 }

@@ -361,15 +361,10 @@ func agResultSchema(cr *C.struct_ag_result, out *C.struct_ArrowSchema) C.int {
 func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 	return resultCall(cr, func(r *result) error {
 		var parts []cdata.Part
-		var err error
-		if !r.wait {
+		err := unlocked.If(r.wait, func() (err error) {
 			parts, err = r.nextParts()
-		} else {
-			err = unlocked.Run(func() (err error) {
-				parts, err = r.nextParts()
-				return err
-			})
-		}
+			return err
+		})
 		if err != nil {
 			if errors.Is(err, errs.ErrCanceled) && r.db.isClosed() {
 				// arcadego_close canceled the scan: say so.

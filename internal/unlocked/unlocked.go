@@ -56,3 +56,12 @@ func Run(fn func() error) error {
 	}
 	return o.err
 }
+
+// If runs fn unlocked (Run) when wait says the call waits many times, else
+// on the caller's goroutine, where a short call is cheaper.
+func If(wait bool, fn func() error) error {
+	if !wait {
+		return fn()
+	}
+	return Run(fn)
+}

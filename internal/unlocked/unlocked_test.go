@@ -1,6 +1,7 @@
 package unlocked
 
 import (
+	"bytes"
 	"errors"
 	"runtime"
 	"runtime/debug"
@@ -54,5 +55,29 @@ func TestRunPassesTheFaultSetting(t *testing.T) {
 		debug.SetPanicOnFault(old)
 		require.NoError(t, err)
 		assert.Equal(t, on, inside)
+	}
+}
+
+// goroutine returns the id of the calling goroutine, from its stack's
+// first line ("goroutine 7 [running]:").
+func goroutine() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	return string(buf[:bytes.IndexByte(buf, '[')])
+}
+
+// TestIfRunsUnlockedOnlyWhenAsked: If(true) runs fn on a goroutine of its
+// own (as Run), If(false) on the caller's; both return fn's error.
+func TestIfRunsUnlockedOnlyWhenAsked(t *testing.T) {
+	want := errors.New("boom")
+	caller := goroutine()
+	for _, wait := range []bool{false, true} {
+		var ran string
+		err := If(wait, func() error {
+			ran = goroutine()
+			return want
+		})
+		assert.Same(t, want, err)
+		assert.Equal(t, !wait, ran == caller, "wait=%v: ran on the caller's goroutine", wait)
 	}
 }
