@@ -9,12 +9,12 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/segment"
@@ -198,7 +198,9 @@ func (g *grouper) aggregate(rows *Rows) error {
 		for f := firstFailed.Load(); int64(k) < f && !firstFailed.CompareAndSwap(f, int64(k)); f = firstFailed.Load() {
 		}
 	}
-	run := func(k int) {
+	// run aggregates part k; it keeps its error and panic for the end (par
+	// would turn a panic into an error), and returns nil.
+	run := func(_, k int) error {
 		defer func() {
 			if p := recover(); p != nil {
 				panics[k] = p
@@ -212,21 +214,15 @@ func (g *grouper) aggregate(rows *Rows) error {
 		if failures[k] = part.Err(); failures[k] != nil {
 			fail(k)
 		}
+		return nil
 	}
 	aggregatePartsRun.Add(int64(len(parts) - 1))
-	var wg sync.WaitGroup
 	subs[0] = g // the first part's devices come first: g's groups are its
 	for k := 1; k < len(parts); k++ {
 		defer parts[k].Close()
 		subs[k] = &grouper{req: g.req, specs: g.specs, index: map[groupKey]int{}}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run(k)
-		}()
 	}
-	run(0)
-	wg.Wait()
+	par.Do(len(parts), len(parts), run)
 	if k := firstFailed.Load(); k < int64(len(parts)) {
 		if panics[k] != nil {
 			panic(panics[k]) // on the caller's goroutine, as a single pass would
