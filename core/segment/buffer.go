@@ -186,6 +186,72 @@ func (b *colBuf) add(c *tablet.Column, from, n int, st *colStats) int64 {
 	return added
 }
 
+// addRuns is add for rows [Lo, Hi) of each of runs in turn, for a column
+// of fixed-width numbers without nulls (c.Validity nil): one loop of
+// copies, then the statistics once over all of them. Many devices of a
+// few rows each spent more time in a call of add per run than in copying.
+func (b *colBuf) addRuns(c *tablet.Column, runs []Run, st *colStats) int64 {
+	width := tablet.Width(b.typ)
+	n := 0
+	for _, r := range runs {
+		n += r.Hi - r.Lo
+	}
+	k, dst := b.growFixed(n)
+	at := 0
+	for _, r := range runs {
+		at += copy(dst[at:], c.Values[width*(c.Offset+r.Lo):width*(c.Offset+r.Hi)])
+	}
+	if b.defs != nil {
+		for range n {
+			b.defs = append(b.defs, 1)
+		}
+	}
+	b.rows += n
+	if st != nil {
+		switch b.typ {
+		case schema.Double:
+			st.addFloats(b.f64[k:])
+		case schema.Float:
+			for _, v := range b.f32[k:] {
+				st.addFloat(float64(v))
+			}
+		case schema.Int64, schema.Timestamp:
+			for _, v := range b.i64[k:] {
+				st.addInt(v)
+			}
+		default: // Int32, Date
+			for _, v := range b.i32[k:] {
+				st.addInt(int64(v))
+			}
+		}
+	}
+	return int64(width * n)
+}
+
+// growFixed lengthens the values of a fixed-width column by n and returns
+// how many there were before and the bytes of the n new ones, to be
+// filled in memory order (little endian, as the tablet's bytes are).
+func (b *colBuf) growFixed(n int) (int, []byte) {
+	switch b.typ {
+	case schema.Double:
+		k := len(b.f64)
+		b.f64 = slices.Grow(b.f64, n)[:k+n]
+		return k, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f64[k:]))), 8*n)
+	case schema.Float:
+		k := len(b.f32)
+		b.f32 = slices.Grow(b.f32, n)[:k+n]
+		return k, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.f32[k:]))), 4*n)
+	case schema.Int64, schema.Timestamp:
+		k := len(b.i64)
+		b.i64 = slices.Grow(b.i64, n)[:k+n]
+		return k, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i64[k:]))), 8*n)
+	default: // Int32, Date
+		k := len(b.i32)
+		b.i32 = slices.Grow(b.i32, n)[:k+n]
+		return k, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i32[k:]))), 4*n)
+	}
+}
+
 // write writes the buffered rows as one column chunk; scratch is reused
 // for the ByteArray headers, ones holds at least b.rows levels of 1.
 func (b *colBuf) write(cw file.ColumnChunkWriter, scratch *[]parquet.ByteArray, ones []int16) error {

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/arcadego/arcadego/core/errs"
-	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -49,12 +48,9 @@ func (w *Writer) AppendRuns(runs []Run, t *tablet.Tablet) error {
 				st = &w.propStats[c]
 			}
 			b, col := &w.cols[c], &t.Columns[c]
-			// DOUBLEs without nulls: the statistics once over all the
-			// runs copied, not a call per run of a few rows.
-			whole, first := st != nil && b.typ == schema.Double && col.Validity == nil, len(b.f64)
-			runStats := st
-			if whole {
-				runStats = nil
+			if col.Validity == nil && tablet.Width(b.typ) > 0 {
+				b.addRuns(col, runs[pending:to], st)
+				continue
 			}
 			for k := pending; k < to; {
 				lo, hi := runs[k].Lo, runs[k].Hi
@@ -62,11 +58,8 @@ func (w *Writer) AppendRuns(runs []Run, t *tablet.Tablet) error {
 					hi = runs[k].Hi
 				}
 				if hi > lo {
-					b.add(col, lo, hi-lo, runStats)
+					b.add(col, lo, hi-lo, st)
 				}
-			}
-			if whole {
-				st.addFloats(b.f64[first:])
 			}
 		}
 		pending = to

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,10 +22,13 @@ import (
 // (some larger than a row group), nulls, strings, runs split over several
 // calls: AppendRuns writes the very bytes one Append per device writes.
 func TestAppendRunsWritesWhatAppendWrites(t *testing.T) {
-	// Every type with nulls, and two DOUBLEs without (AppendRuns takes
-	// their statistics over many runs at once) when there is no padding.
+	// Every type with nulls, and each fixed-width type without (AppendRuns
+	// copies those for many runs at once, and takes their statistics
+	// once) when there is no padding.
 	cols := append(slices.Clone(allTypes), Column{ID: 20, Name: "clean", Type: schema.Double},
-		Column{ID: 21, Name: "clean2", Type: schema.Double})
+		Column{ID: 21, Name: "clean2", Type: schema.Double}, Column{ID: 22, Name: "clean_i32", Type: schema.Int32},
+		Column{ID: 23, Name: "clean_i64", Type: schema.Int64}, Column{ID: 24, Name: "clean_f32", Type: schema.Float},
+		Column{ID: 25, Name: "clean_ts", Type: schema.Timestamp}, Column{ID: 26, Name: "clean_d", Type: schema.Date})
 	for seed := range 8 {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 3))
@@ -107,6 +111,73 @@ func runsOf(devices []string, bounds []int) []Run {
 		runs[i] = Run{Device: d, Lo: bounds[i], Hi: bounds[i+1]}
 	}
 	return runs
+}
+
+// TestAppendRunsAfterNulls: a row group holding a column's nulls from one
+// tablet, then the same column without nulls from another (whose values
+// AppendRuns copies run after run at once): the bytes of one Append per run.
+func TestAppendRunsAfterNulls(t *testing.T) {
+	cols := []Column{{ID: 1, Name: "f64", Type: schema.Double}, {ID: 2, Name: "i32", Type: schema.Int32},
+		{ID: 3, Name: "i64", Type: schema.Int64}, {ID: 4, Name: "f32", Type: schema.Float}}
+	rng := rand.New(rand.NewPCG(5, 6))
+	tablets := make([]*tablet.Tablet, 2)
+	for k, nulls := range []bool{true, false} {
+		var rows []row
+		for i := range 60 {
+			r := row{time: int64(i % 6), vals: make([]any, len(cols))}
+			for j, c := range cols {
+				if !nulls || rng.IntN(3) > 0 {
+					r.vals[j] = sample(c.Type, rng.IntN(1000))
+				}
+			}
+			rows = append(rows, r)
+		}
+		tablets[k] = buildTablet(cols, rows, 0)
+	}
+	require.NotNil(t, tablets[0].Columns[0].Validity)
+	require.Nil(t, tablets[1].Columns[0].Validity)
+	// Devices of 6 rows: dev-00..09 from the tablet with nulls, dev-10..19
+	// without, then dev-20..29 with nulls again, in calls of a few.
+	type call struct {
+		tb   *tablet.Tablet
+		runs []Run
+	}
+	var calls []call
+	for d := 0; d < 30; d += 5 {
+		c := call{tb: tablets[d/10%2]}
+		for k := d; k < d+5; k++ {
+			lo := k % 10 * 6
+			c.runs = append(c.runs, Run{Device: fmt.Sprintf("dev-%02d", k), Lo: lo, Hi: lo + 6})
+		}
+		calls = append(calls, c)
+	}
+	dir := t.TempDir()
+	opts := WriterOptions{RowGroupRows: 4096, PageBytes: 256}
+	one, err := Create(filepath.Join(dir, "one.parquet"), Layout{Columns: cols}, opts)
+	require.NoError(t, err)
+	runs, err := Create(filepath.Join(dir, "runs.parquet"), Layout{Columns: cols}, opts)
+	require.NoError(t, err)
+	for _, c := range calls {
+		for _, r := range c.runs {
+			require.NoError(t, one.Append(r.Device, c.tb.Slice(r.Lo, r.Hi)))
+		}
+		require.NoError(t, runs.AppendRuns(c.runs, c.tb))
+	}
+	oneInfo, err := one.Close()
+	require.NoError(t, err)
+	runsInfo, err := runs.Close()
+	require.NoError(t, err)
+	assert.Equal(t, oneInfo.Stats, runsInfo.Stats)
+	a, err := os.ReadFile(filepath.Join(dir, "one.parquet"))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "runs.parquet"))
+	require.NoError(t, err)
+	require.Equal(t, a, b, "AppendRuns wrote a different file")
+	f, err := Open(filepath.Join(dir, "runs.parquet"), runsInfo.Size)
+	require.NoError(t, err)
+	defer f.Close()
+	got := readAll(t, f.Read("dev-15", cols, math.MinInt64, math.MaxInt64, 0), cols, 0)
+	require.Equal(t, tabletRows(t, tablets[1].Slice(30, 36), cols, true), got)
 }
 
 func TestAppendRunsRefusesBadRuns(t *testing.T) {
