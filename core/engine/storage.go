@@ -914,9 +914,7 @@ func (db *DB) finishFile(w *segment.Writer, path string) (*newFile, error) {
 		w.Abort()
 		return nil, fmt.Errorf("flush: %w", err)
 	}
-	if db.syncing() {
-		db.counters.fsyncs.Add(2) // the file and its directory
-	}
+	db.counters.fsyncs.Add(uint64(info.Fsyncs))
 	f, err := w.File()
 	if err != nil {
 		_ = os.Remove(path)

@@ -47,6 +47,7 @@ type FileInfo struct {
 	MinDevice, MaxDevice string
 	MinTime, MaxTime     int64
 	Stats                string // the Delta add action's stats JSON
+	Fsyncs               int    // of the file (some while it was written) and its directory
 }
 
 // Writer writes one file. It is not safe for concurrent use. A full row
@@ -58,6 +59,7 @@ type Writer struct {
 	layout    Layout
 	opts      WriterOptions
 	f         *os.File
+	wb        *writeback // between f and out when Sync
 	out       *sink
 	schema    *pqschema.GroupNode // the Parquet schema, for start
 	pw        *file.Writer        // made by start
@@ -176,7 +178,8 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 	}
 	var dst io.Writer = w.f
 	if opts.Sync {
-		dst = &writeback{f: w.f}
+		w.wb = &writeback{f: w.f}
+		dst = w.wb
 	}
 	w.out = &sink{w: bufio.NewWriterSize(dst, 1<<20)}
 	w.schema = sc
@@ -676,6 +679,9 @@ func (w *Writer) Close() (*FileInfo, error) {
 	}
 	w.done = true
 	info := &FileInfo{Name: filepath.Base(w.path), Size: w.out.n, Rows: w.rows}
+	if w.opts.Sync {
+		info.Fsyncs = w.wb.syncs + 2 // and the last one, and the directory's
+	}
 	if len(w.devices) > 0 {
 		info.MinDevice, info.MaxDevice = w.devices[0], w.devices[len(w.devices)-1]
 		info.MinTime, info.MaxTime = w.timeStats.minI, w.timeStats.maxI
@@ -779,6 +785,9 @@ func (w *Writer) finish() (err error) {
 		return err
 	}
 	if w.opts.Sync {
+		if err := w.wb.stop(); err != nil {
+			return err
+		}
 		if err := w.f.Sync(); err != nil {
 			return err
 		}
@@ -803,6 +812,9 @@ func (w *Writer) Abort() {
 		return
 	}
 	_ = w.wait() // the goroutine writing a row group is done with the file
+	if w.wb != nil {
+		_ = w.wb.stop() // and so is the one fsyncing it
+	}
 	if w.f != nil {
 		w.f.Close()
 		w.f = nil
