@@ -5,16 +5,13 @@ import (
 	"slices"
 	"unsafe"
 
-	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/file"
-
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
-// colBuf holds one property column of the row group being built, in the
-// form Parquet's WriteBatch takes: the non-null values packed densely and
-// one definition level per row (1 = value, 0 = null).
+// colBuf holds one property column of the row group being built, as its
+// pages hold it: the non-null values packed densely and one definition
+// level per row (1 = value, 0 = null).
 type colBuf struct {
 	typ  schema.PropertyType
 	rows int
@@ -250,38 +247,6 @@ func (b *colBuf) growFixed(n int) (int, []byte) {
 		b.i32 = slices.Grow(b.i32, n)[:k+n]
 		return k, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.i32[k:]))), 4*n)
 	}
-}
-
-// write writes the buffered rows as one column chunk; scratch is reused
-// for the ByteArray headers, ones holds at least b.rows levels of 1.
-func (b *colBuf) write(cw file.ColumnChunkWriter, scratch *[]parquet.ByteArray, ones []int16) error {
-	defs := b.defs
-	if defs == nil {
-		defs = ones[:b.rows]
-	}
-	var err error
-	switch w := cw.(type) {
-	case *file.BooleanColumnChunkWriter:
-		_, err = w.WriteBatch(b.bools, defs, nil)
-	case *file.Int32ColumnChunkWriter:
-		_, err = w.WriteBatch(b.i32, defs, nil)
-	case *file.Int64ColumnChunkWriter:
-		_, err = w.WriteBatch(b.i64, defs, nil)
-	case *file.Float32ColumnChunkWriter:
-		_, err = w.WriteBatch(b.f32, defs, nil)
-	case *file.Float64ColumnChunkWriter:
-		_, err = w.WriteBatch(b.f64, defs, nil)
-	case *file.ByteArrayColumnChunkWriter:
-		vals := (*scratch)[:0]
-		prev := 0
-		for _, e := range b.ends {
-			vals = append(vals, b.data[prev:e])
-			prev = e
-		}
-		*scratch = vals
-		_, err = w.WriteBatch(vals, defs, nil)
-	}
-	return err
 }
 
 // reset empties b, keeping its memory for the next row group.

@@ -12,9 +12,11 @@
 // is a quarter full: small devices share row groups, large ones get their
 // own, whose time bounds then prune within the device. Within a row group,
 // a time range reads only the pages holding it (Scanner, through
-// fastChunk), since this Parquet library writes no page index.
-// Columns, Snappy-compressed (not zstd: the v17 zstd codec allocates
-// GOMAXPROCS encoders per page, 11.5 GB for 2,000 columns), except the
+// fastChunk), by the page index kept in the footer (arcadego.chunks).
+// The pages are encoded by this package (encode.go), the footer's
+// metadata by the Parquet library. Columns, Snappy-compressed (not zstd:
+// the v17 zstd codec allocates GOMAXPROCS encoders per page, 11.5 GB for
+// 2,000 columns), except the
 // number columns that Snappy does not shrink by a tenth on a sample of
 // the first row group (random-looking doubles), which are not compressed
 // at all and are read from the page in place:
@@ -62,16 +64,18 @@
 //
 // Open checks all of it against the Parquet footer, so a flipped footer
 // byte is corruption, not silently wrong pruning; each column chunk read
-// is checked against its CRC (this Parquet library has no page CRCs). A
+// is checked against its CRC (the Parquet library reads no page CRCs). A
 // device's rows are found by binary search in the directory, then row
 // groups are pruned by their time bounds (arcadego.chunks, under the CRC,
 // equal to the Parquet statistics).
 //
-// Dictionary encoding is used for device and STRING columns only, and
-// Parquet row-group statistics are written for device and time only (the
-// v17 dictionary encoders box every value; reading per-row-group min and
-// max values was half of a reopen; the Delta log has the properties'
-// statistics per file).
+// Pages are version 1 data pages. Encodings: RLE_DICTIONARY for the device
+// and STRING columns (a STRING chunk whose dictionary would pass 1 MiB is
+// PLAIN), DELTA_BINARY_PACKED for the time column (in pages of 1,024
+// rows), PLAIN for the rest; definition levels in the RLE/bit-packed
+// hybrid. Parquet row-group statistics are written for device and time
+// only (reading per-row-group min and max values was half of a reopen;
+// the Delta log has the properties' statistics per file).
 //
 // Statistics for Delta (FileInfo.Stats) cover device, time and the first
 // 30 properties (Delta indexes 32 columns by default); see statsJSON for

@@ -71,10 +71,6 @@ func (r *chunkReader) free() {
 	}
 }
 
-// encDeltaBinaryPacked is Parquet's DELTA_BINARY_PACKED encoding, which
-// the time column is written in.
-const encDeltaBinaryPacked = 5
-
 // decodeDeltaInt64 decodes a DELTA_BINARY_PACKED page of k INT64 values
 // into out (k × 8 bytes, little endian). The format: a header of block
 // size, miniblocks per block, value count and first value (zigzag), then
@@ -263,8 +259,8 @@ func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional
 		if err != nil {
 			return 0, err
 		}
-		delta := h.encoding == encDeltaBinaryPacked && width == 8 && !optional // the time column
-		if !h.hasDataHeader || h.typ != 0 || h.encoding != 0 && !delta || optional && h.defEncoding != 3 {
+		delta := h.encoding == encodingDeltaBinary && width == 8 && !optional // the time column
+		if !h.hasDataHeader || h.typ != pageTypeData || h.encoding != encodingPlain && !delta || optional && h.defEncoding != encodingRLE {
 			if parsed == 0 {
 				return 0, errNotFast
 			}
@@ -496,7 +492,7 @@ func (f *File) pageHeaderAt(pg *page, b []byte) (pageHeader, int, error) {
 	h, n, err := parsePageHeader(b)
 	// Kept only what fits, and what the chunk table agrees with: a data
 	// page, its sizes and its values.
-	if err == nil && h.typ == 0 && h.hasDataHeader && n < 1<<16 && h.uncompressed >= 0 &&
+	if err == nil && h.typ == pageTypeData && h.hasDataHeader && n < 1<<16 && h.uncompressed >= 0 &&
 		int64(h.compressed) == pg.length-int64(n) && int64(h.numValues) == pg.values &&
 		h.encoding >= 0 && h.encoding < 16 && h.defEncoding >= 0 && h.defEncoding < 16 {
 		f.headers[pg.seq].Store(1<<63 | uint64(h.defEncoding)<<52 | uint64(h.encoding)<<48 | uint64(uint32(h.uncompressed))<<16 | uint64(n))

@@ -2,6 +2,7 @@ package segment
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -12,12 +13,9 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
-	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
 	pqschema "github.com/apache/arrow/go/v17/parquet/schema"
 	"github.com/golang/snappy"
 
@@ -61,21 +59,21 @@ type Writer struct {
 	f         *os.File
 	wb        *writeback // between f and out when Sync
 	out       *sink
-	schema    *pqschema.GroupNode // the Parquet schema, for start
-	pw        *file.Writer        // made by start
-	plain     []bool              // by start: layout column i is written uncompressed
-	err       error               // sticky: the first failure
-	done      bool                // Close succeeded
-	made      bool                // File was called
+	schema    *pqschema.GroupNode       // the Parquet schema
+	props     *parquet.WriterProperties // by start: for the footer's column metadata
+	plain     []bool                    // by start: layout column i is written uncompressed
+	err       error                     // sticky: the first failure
+	done      bool                      // Close succeeded
+	made      bool                      // File was called
 
-	*rowGroupBuf                     // the row group being built
-	spare        *rowGroupBuf        // the buffers of the last row group written
-	inflight     chan rowGroupDone   // the row group being written, if any
-	scratch      []parquet.ByteArray // of the row group being written
-	ones         []int16
+	*rowGroupBuf                   // the row group being built
+	spare        *rowGroupBuf      // the buffers of the last row group written
+	inflight     chan rowGroupDone // the row group being written, if any
+	enc          chunkEncoder      // of the row group being written
 
 	// The whole file.
 	groups       []rowGroup
+	metas        [][]chunkMeta // per row group, per column chunk: for the footer
 	devices      []string
 	deviceRows   []int64
 	deviceSpans  [][2]int64 // first and last time of each device
@@ -122,18 +120,14 @@ type rowGroupDone struct {
 	err error
 }
 
-// sink counts and checksums the bytes Parquet writes, so that each column
-// chunk's offset, length and CRC-32C are known without reading it back.
+// sink counts the bytes written, so that each column chunk's offset is
+// known.
 type sink struct {
-	w     *bufio.Writer
-	n     int64
-	crc   uint32
-	chunk []byte // the bytes of the column chunk being written, to index its pages
+	w *bufio.Writer
+	n int64
 }
 
 func (s *sink) Write(p []byte) (int, error) {
-	s.crc = crc32.Update(s.crc, castagnoli, p)
-	s.chunk = append(s.chunk, p...)
 	n, err := s.w.Write(p)
 	s.n += int64(n)
 	return n, err
@@ -186,9 +180,12 @@ func Create(path string, l Layout, opts WriterOptions) (*Writer, error) {
 	return w, nil
 }
 
-// start makes the Parquet writer, at the first row group (or at Close of
-// a file without rows): columns whose buffered values Snappy does not
-// shrink are written uncompressed (see plainColumns).
+// start writes the file's magic and settles its writer properties, at the
+// first row group (or at Close of a file without rows): columns whose
+// buffered values Snappy does not shrink are written uncompressed (see
+// plainColumns). The properties are what the footer's column metadata
+// says of the chunks (codec, encodings, statistics); encode.go writes the
+// chunks to match.
 func (w *Writer) start() {
 	opts := w.opts
 	props := []parquet.WriterProperty{
@@ -203,18 +200,14 @@ func (w *Writer) start() {
 		// Small pages: a time range decodes only the pages holding it
 		// (fastChunk skips the others without decompressing them).
 		parquet.WithDataPageSize(opts.PageBytes),
-		parquet.WithBatchSize(int64(timePageRows(opts.PageBytes))),
 		// Dictionaries only where values repeat: the device (runs of one
-		// name) and strings (statuses, labels). The v17 dictionary
-		// encoders box every value in an interface (an allocation per
-		// value), which for numbers costs more than it saves.
+		// name) and strings (statuses, labels).
 		parquet.WithDictionaryDefault(false),
 		parquet.WithDictionaryFor(schema.DeviceColumn, true),
 		// Parquet row-group statistics for device and time only: the
 		// properties' are in the Delta log, per file, for the first 30;
 		// per row group they were half of the time of a reopen (thrift
-		// reads each min and max through a fresh buffer) and most of the
-		// cost of writing a wide row group.
+		// reads each min and max through a fresh buffer).
 		parquet.WithStats(false),
 		parquet.WithStatsFor(schema.DeviceColumn, true),
 		parquet.WithStatsFor(schema.TimeColumn, true),
@@ -235,9 +228,13 @@ func (w *Writer) start() {
 			props = append(props, parquet.WithCompressionFor(w.layout.Columns[i].Name, compress.Codecs.Uncompressed))
 		}
 	}
-	// The magic is written into the bufio buffer, which cannot fail.
-	w.pw = file.NewParquetWriter(w.out, w.schema, file.WithWriterProps(parquet.NewWriterProperties(props...)))
+	w.props = parquet.NewWriterProperties(props...)
+	// Into the bufio buffer, which cannot fail.
+	_, _ = w.out.Write(magic)
 }
+
+// magic starts and ends a Parquet file.
+var magic = []byte("PAR1")
 
 // plainColumns says, per layout column, whether it is a fixed-width
 // property column that Snappy shrinks by less than a tenth, judged on a
@@ -441,10 +438,8 @@ func (w *Writer) flush() error {
 	if err := w.wait(); err != nil {
 		return err
 	}
-	if w.pw == nil {
-		if err := w.startSafely(); err != nil {
-			return err
-		}
+	if w.props == nil {
+		w.start()
 	}
 	full := w.rowGroupBuf
 	if w.spare == nil {
@@ -475,59 +470,33 @@ func (w *Writer) wait() error {
 	return w.err
 }
 
-// startSafely is start, with the Parquet writer's panics as errors.
-func (w *Writer) startSafely() (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("segment: write %s: parquet writer: %v: %w", w.tmp, r, errs.ErrIO)
-			w.err = err
-		}
-	}()
-	w.start()
-	return nil
-}
-
 // writeRowGroup encodes and writes the row group of b, on the goroutine
-// flush started: it alone uses the Parquet writer, the sink, groups,
-// scratch and ones until wait.
+// flush started: it alone uses the encoder, the sink, groups and metas
+// until wait. Each chunk is encoded whole, then indexed (its pages'
+// lengths, values and CRCs), then written.
 func (w *Writer) writeRowGroup(b *rowGroupBuf) (err error) {
 	defer func() {
-		if r := recover(); r != nil { // the Parquet writer panics on some failures
-			err = fmt.Errorf("parquet writer: %v", r)
+		if r := recover(); r != nil { // bounds checks: a bug, not a crash of the process
+			err = fmt.Errorf("encoding a row group: %v", r)
 		}
 	}()
 	rows := len(b.times)
 	g := rowGroup{rows: int64(rows), minTime: b.minT, maxTime: b.maxT, chunks: make([]chunk, 0, 2+len(b.cols))}
-	if len(w.ones) < rows {
-		w.ones = make([]int16, rows)
-		for i := range w.ones {
-			w.ones[i] = 1
-		}
-	}
-	rg := w.pw.AppendRowGroup()
-	start := w.out.n
+	metas := make([]chunkMeta, 0, 2+len(b.cols))
+	e := &w.enc
 	for i := -2; i < len(b.cols); i++ {
-		w.out.crc = 0
-		w.out.chunk = w.out.chunk[:0]
-		cw, err := rg.NextColumn()
-		if err != nil {
-			return err
-		}
 		switch i {
 		case -2:
-			err = writeDevices(cw.(*file.ByteArrayColumnChunkWriter), b.dict, b.devIdx)
+			e.reset(true)
+			e.encodeDevices(b.dict, b.devIdx, w.opts.PageBytes)
 		case -1:
-			err = w.writeTimes(cw.(*file.Int64ColumnChunkWriter), b.times)
+			e.reset(true)
+			e.encodeTimes(b.times, w.timePageRows)
 		default:
-			err = b.cols[i].write(cw, &w.scratch, w.ones)
+			e.reset(!w.plain[i])
+			e.encodeProperty(&b.cols[i], rows, w.opts.PageBytes)
 		}
-		if err != nil {
-			return err
-		}
-		if err := cw.Close(); err != nil {
-			return err
-		}
-		pages, err := indexPages(w.out.chunk)
+		pages, err := indexPages(e.buf)
 		if err != nil {
 			return err
 		}
@@ -540,97 +509,31 @@ func (w *Writer) writeRowGroup(b *rowGroupBuf) (err error) {
 				at += pages[k].values
 			}
 		}
-		g.chunks = append(g.chunks, chunk{offset: start, length: w.out.n - start, crc: w.out.crc, pages: pages})
-		start = w.out.n
+		start := w.out.n
+		if _, err := w.out.Write(e.buf); err != nil {
+			return err
+		}
+		g.chunks = append(g.chunks, chunk{offset: start, length: int64(len(e.buf)), crc: crc32.Checksum(e.buf, castagnoli), pages: pages})
+		m := e.meta
+		m.dataOffset += start
+		if m.dictOffset >= 0 {
+			m.dictOffset += start
+		}
+		metas = append(metas, m)
 	}
-	if cap(w.out.chunk) > 8<<20 { // do not keep a wide chunk's buffer
-		w.out.chunk = nil
-	}
-	if err := rg.Close(); err != nil {
-		return err
-	}
-	if w.out.n != start {
-		return fmt.Errorf("row group close wrote %d stray bytes", w.out.n-start)
+	if cap(e.buf) > 8<<20 { // do not keep a wide chunk's buffers
+		e.buf, e.body, e.zbody = nil, nil, nil
 	}
 	w.groups = append(w.groups, g)
+	w.metas = append(w.metas, metas)
 	return nil
 }
 
-// dictWriter is what writeDevices needs of the v17 dictionary encoder
-// (its package is internal).
-type dictWriter interface {
-	PutDictionary(arrow.Array) error
-	NumEntries() int
-}
-
-// writeDevices writes the device column of a row group: the row group's
-// devices as the dictionary, then each row's index into it. Handing the
-// encoder the indices skips its per-value path, which hashes every row's
-// name and boxes it in an interface (an allocation per row).
-func writeDevices(cw *file.ByteArrayColumnChunkWriter, dict []string, idx []int32) error {
-	enc, ok := cw.CurrentEncoder().(dictWriter)
-	if !ok || enc.NumEntries() != 0 {
-		vals := make([]parquet.ByteArray, len(idx))
-		for i, k := range idx {
-			vals[i] = parquet.ByteArray(dict[k])
-		}
-		_, err := cw.WriteBatch(vals, nil, nil)
-		return err
-	}
-	b := array.NewStringBuilder(memory.DefaultAllocator)
-	defer b.Release()
-	b.AppendValues(dict, nil)
-	d := b.NewArray()
-	defer d.Release()
-	if err := enc.PutDictionary(d); err != nil {
-		return err
-	}
-	if enc.NumEntries() != len(dict) {
-		return fmt.Errorf("device dictionary has %d entries for %d devices", enc.NumEntries(), len(dict))
-	}
-	// The statistics the per-value path would keep: every row valid,
-	// min and max over the dictionary (which holds no device twice).
-	if st := cw.PageStatistics(); st != nil {
-		st.IncNumValues(int64(len(idx)))
-		if err := st.UpdateFromArrow(d, false); err != nil {
-			return err
-		}
-	}
-	data := array.NewData(arrow.PrimitiveTypes.Int32, len(idx),
-		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(idx))}, nil, 0, 0)
-	defer data.Release()
-	indices := array.NewInt32Data(data)
-	defer indices.Release()
-	return cw.WriteDictIndices(indices, nil, nil)
-}
-
-// timePageRows is the rows per write batch, and per page of the time
-// column: as many as a page of pageBytes holds of PLAIN int64s, at most
-// 1024. Pages are cut between write batches: keep them as small.
+// timePageRows is the rows per page of the time column: as many as a
+// page of pageBytes holds of PLAIN int64s, at most 1024 (delta-encoded
+// regular times take so few bytes that a page cut by size would hold the
+// whole row group, which a short time range would then decode whole).
 func timePageRows(pageBytes int64) int { return int(max(1, min(1024, pageBytes/8))) }
-
-// writeTimes writes the row group's times, a page per timePageRows: the
-// page size limit counts encoded bytes, and delta-encoded regular times
-// take so few that a page would hold the whole row group, which a short
-// time range would then decode whole.
-func (w *Writer) writeTimes(cw *file.Int64ColumnChunkWriter, times []int64) error {
-	per := w.timePageRows
-	for at := 0; at < len(times); at += per {
-		before := len(w.out.chunk)
-		if _, err := cw.WriteBatch(times[at:min(at+per, len(times))], nil, nil); err != nil {
-			return err
-		}
-		// A batch of at most the writer's batch size is checked against
-		// the page limit once, at its end: if that flushed the page,
-		// nothing is left to flush.
-		if len(w.out.chunk) == before {
-			if err := cw.FlushCurrentPage(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 // indexPages lists the pages of a column chunk's bytes.
 func indexPages(b []byte) ([]page, error) {
@@ -759,26 +662,27 @@ func (w *Writer) File() (*File, error) {
 
 func (w *Writer) finish() (err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("parquet writer: %v", r)
+		if r := recover(); r != nil { // the library's metadata builder panics on some failures
+			err = fmt.Errorf("parquet footer: %v", r)
 		}
 	}()
-	if w.pw == nil {
+	if w.props == nil {
 		w.start()
 	}
 	layout := encodeLayout(w.layout)
 	devices := encodeDevices(w.devices, w.deviceRows, w.deviceSpans)
 	chunks := encodeChunks(w.groups)
+	kvs := metadata.NewKeyValueMetadata()
 	for _, kv := range [][2]string{
 		{keyFormat, formatVersion}, {keyLayout, layout}, {keyDevices, devices},
 		{keyChunks, chunks}, {keyCRC, metaCRC(layout, devices, chunks)},
 		{keySums, encodeSums(w.layout, w.propStats)},
 	} {
-		if err := w.pw.AppendKeyValueMetadata(kv[0], kv[1]); err != nil {
+		if err := kvs.Append(kv[0], kv[1]); err != nil {
 			return err
 		}
 	}
-	if err := w.pw.Close(); err != nil {
+	if err := w.writeFooter(kvs); err != nil {
 		return err
 	}
 	if err := w.out.w.Flush(); err != nil {
@@ -803,6 +707,50 @@ func (w *Writer) finish() (err error) {
 		return syncDir(filepath.Dir(w.path))
 	}
 	return nil
+}
+
+// writeFooter writes the Parquet footer: the file metadata, built by the
+// library from what each chunk's encoding recorded (metas) and the writer
+// properties (codecs, encodings), then its length and the magic.
+func (w *Writer) writeFooter(kv metadata.KeyValueMetadata) error {
+	fb := metadata.NewFileMetadataBuilder(pqschema.NewSchema(w.schema), w.props, kv)
+	for gi, metas := range w.metas {
+		rb := fb.AppendRowGroup()
+		var total int64
+		for _, m := range metas {
+			cb := rb.NextColumnChunk()
+			if m.hasStats {
+				st := m.stats
+				st.ApplyStatSizeLimits(int(w.props.MaxStatsSizeFor(cb.Descr().Path())))
+				cb.SetStats(st)
+			}
+			info := metadata.ChunkMetaInfo{NumValues: m.values, DictPageOffset: max(m.dictOffset, 0), IndexPageOffset: -1,
+				DataPageOffset: m.dataOffset, CompressedSize: m.compressed, UncompressedSize: m.uncompressed}
+			stats := metadata.EncodingStats{DataEncodingStats: map[parquet.Encoding]int32{m.dataEncoding: m.dataPages}}
+			if m.hasDictionary {
+				stats.DictEncodingStats = map[parquet.Encoding]int32{m.dictionaryKind: 1}
+			}
+			if err := cb.Finish(info, m.hasDictionary, false, stats, nil); err != nil {
+				return err
+			}
+			total += m.uncompressed
+		}
+		rb.SetNumRows(int(w.groups[gi].rows))
+		if err := rb.Finish(total, int16(gi)); err != nil {
+			return err
+		}
+	}
+	md, err := fb.Finish()
+	if err != nil {
+		return err
+	}
+	n, err := md.WriteTo(w.out, nil)
+	if err != nil {
+		return err
+	}
+	tail := binary.LittleEndian.AppendUint32(nil, uint32(n))
+	_, err = w.out.Write(append(tail, magic...))
+	return err
 }
 
 // Abort removes the temporary file; safe after a failed Append or Close,
