@@ -11,6 +11,7 @@ import (
 	"github.com/golang/snappy"
 
 	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
 )
 
 // Column chunks are encoded here, page by page, not through the Parquet
@@ -171,7 +172,7 @@ func (e *chunkEncoder) encodeProperty(c *colBuf, rows int, pageBytes int64) {
 		e.encodePlainBytes(c, rows, pageBytes)
 		return
 	}
-	width, per := tabletWidth(c.typ), 0
+	width, per := tablet.Width(c.typ), 0
 	var vals []byte
 	switch c.typ {
 	case schema.Boolean:
@@ -193,17 +194,6 @@ func (e *chunkEncoder) encodeProperty(c *colBuf, rows int, pageBytes int64) {
 		v += n
 		e.page(false, b-a, encodingPlain)
 	}
-}
-
-// tabletWidth is the bytes of a value of a fixed-width type, 0 for others.
-func tabletWidth(t schema.PropertyType) int {
-	switch t {
-	case schema.Int32, schema.Float, schema.Date:
-		return 4
-	case schema.Int64, schema.Double, schema.Timestamp:
-		return 8
-	}
-	return 0
 }
 
 // appendBools appends PLAIN booleans: bit-packed, least significant first.
