@@ -69,6 +69,11 @@
 // groups are pruned by their time bounds (arcadego.chunks, under the CRC,
 // equal to the Parquet statistics).
 //
+// A file should hold at most 32,767 row groups: the footer numbers them
+// in an int16, and delta-rs refuses a file with more (pyarrow, DuckDB and
+// polars do not). With the default options that is over 500 M rows, or
+// fewer of very wide rows, far past the engine's file sizes.
+//
 // Pages are version 1 data pages. Encodings: RLE_DICTIONARY for the device
 // and STRING columns (a STRING chunk whose dictionary would pass 1 MiB is
 // PLAIN), DELTA_BINARY_PACKED for the time column (in pages of 1,024

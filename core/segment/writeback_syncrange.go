@@ -1,3 +1,9 @@
+//go:build linux && (amd64 || arm64 || riscv64 || loong64 || s390x)
+
+// sync_file_range(2) by its number where the syscall package has it and
+// 64-bit offsets pass in one register each (on 32-bit platforms they are
+// split, and on others the call has another name and argument order).
+
 package segment
 
 import (
