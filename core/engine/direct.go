@@ -77,8 +77,9 @@ type directPart struct {
 // of 100,000 devices a commit spent 30 ms there, alone on one core, once
 // the files were written. Files never change, so what it found holds.
 type precheck struct {
-	done  chan struct{}
-	clear map[*dataFile]bool // set before done is closed
+	done   chan struct{}
+	clear  map[*dataFile]bool // set before done is closed
+	hashes []uint64           // of the part's devices (segment.DeviceHash), set before done is closed
 }
 
 // startPrecheck starts p's precheck, once its devices and spans are known.
@@ -98,8 +99,14 @@ func (db *DB) startPrecheck(p *directPart) {
 		defer close(pc.done)
 		defer unpin(files, nil)
 		defer func() { _ = recover() }() // what it did not clear is checked under commitMu
+		if len(files) > 0 {
+			pc.hashes = make([]uint64, len(p.devices))
+			for i, d := range p.devices {
+				pc.hashes[i] = segment.DeviceHash(d)
+			}
+		}
 		for _, f := range files {
-			if !p.meets(f) {
+			if !p.meets(f, pc.hashes) {
 				pc.clear[f] = true
 			}
 		}
@@ -537,15 +544,16 @@ func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes 
 	}
 	if tb := v.tables[p.typ]; tb != nil {
 		var clear map[*dataFile]bool
+		var hashes []uint64
 		if p.pre != nil {
 			<-p.pre.done
-			clear = p.pre.clear
+			clear, hashes = p.pre.clear, p.pre.hashes
 		}
 		for _, f := range tb.files {
 			if staleNames(f.Layout(), ty) {
 				return false
 			}
-			if !clear[f] && p.meets(f) {
+			if !clear[f] && p.meets(f, hashes) {
 				return false
 			}
 		}
@@ -554,12 +562,37 @@ func (db *DB) canStayDirect(v *view, p *directPart, cat *schema.Catalog, writes 
 }
 
 // meets reports whether file f holds rows of one of p's devices within
-// that device's time span in p.
-func (p *directPart) meets(f *dataFile) bool {
+// that device's time span in p; hashes, when not nil, are the devices'
+// segment.DeviceHash.
+func (p *directPart) meets(f *dataFile, hashes []uint64) bool {
 	if minDev, maxDev, lo, hi := f.Bounds(); hi < p.lo || lo > p.hi || maxDev < p.devices[0] || minDev > p.devices[len(p.devices)-1] {
 		return false
 	}
+	if hashes != nil {
+		return p.meetsFiltered(f, hashes)
+	}
 	return p.meetsFile(f)
+}
+
+// meetsFiltered is meetsFile through the file's device filter: a device
+// the filter rules out costs one cache line, whatever the file holds; the
+// few it lets through are looked up. The merge of meetsFile compares
+// names along both lists: a bulk load's 100,000 new devices against each
+// earlier file's 50,000 took 4 ms a file, so 80-120 ms for the tenth
+// batch's 18 files, on a core the batch's own files were waiting for.
+func (p *directPart) meetsFiltered(f *dataFile, hashes []uint64) bool {
+	for i, h := range hashes {
+		if !f.MayHaveHash(h) {
+			continue
+		}
+		if j, ok := f.Index(p.devices[i]); ok {
+			s := p.spans[i]
+			if _, first, last := f.DeviceAt(j); last >= s[0] && first <= s[1] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // meetsFile reports whether file f holds rows of one of p's devices

@@ -42,15 +42,27 @@ func newDeviceFilter(names []string) deviceFilter {
 // locate returns name's block and the first probe and step of its bits
 // (double hashing, as LevelDB's filter does).
 func (f deviceFilter) locate(name string) (*[8]uint64, uint32, uint32) {
-	h := maphash.String(filterSeed, name)
+	return f.locateHash(DeviceHash(name))
+}
+
+// locateHash is locate of the name whose DeviceHash is h.
+func (f deviceFilter) locateHash(h uint64) (*[8]uint64, uint32, uint32) {
 	block := &f.blocks[(h>>32)*uint64(len(f.blocks))>>32]
 	lo := uint32(h)
 	return block, lo, lo>>17 | lo<<15
 }
 
+// DeviceHash is the hash of a device name that MayHaveHash takes: hashed
+// once, a name is looked for in many files' filters.
+func DeviceHash(name string) uint64 { return maphash.String(filterSeed, name) }
+
 // mayHave reports false only for a name the filter was not built with.
 func (f deviceFilter) mayHave(name string) bool {
-	b, h, delta := f.locate(name)
+	return f.mayHaveHash(DeviceHash(name))
+}
+
+func (f deviceFilter) mayHaveHash(hash uint64) bool {
+	b, h, delta := f.locateHash(hash)
 	for range filterProbes {
 		if b[h>>6&7]&(1<<(h&63)) == 0 {
 			return false
@@ -65,6 +77,12 @@ func (f deviceFilter) mayHave(name string) bool {
 func (f *File) MayHave(device string) bool {
 	f.filterOnce.Do(func() { f.filter = newDeviceFilter(f.devices) })
 	return f.filter.mayHave(device)
+}
+
+// MayHaveHash is MayHave of the device whose DeviceHash is h.
+func (f *File) MayHaveHash(h uint64) bool {
+	f.filterOnce.Do(func() { f.filter = newDeviceFilter(f.devices) })
+	return f.filter.mayHaveHash(h)
 }
 
 // Index returns the index of device in the file's directory (Devices):
