@@ -100,10 +100,13 @@ func (db *DB) startPrecheck(p *directPart) {
 		defer unpin(files, nil)
 		defer func() { _ = recover() }() // what it did not clear is checked under commitMu
 		if len(files) > 0 {
-			pc.hashes = make([]uint64, len(p.devices))
+			// Published whole or not at all: a panic here leaves no
+			// half-filled hashes for canStayDirect to trust.
+			hashes := make([]uint64, len(p.devices))
 			for i, d := range p.devices {
-				pc.hashes[i] = segment.DeviceHash(d)
+				hashes[i] = segment.DeviceHash(d)
 			}
+			pc.hashes = hashes
 		}
 		for _, f := range files {
 			if !p.meets(f, pc.hashes) {
@@ -891,8 +894,8 @@ func (db *DB) writeLongFile(dir, name string, layout segment.Layout, lr *longRow
 	if err != nil {
 		return nil, fmt.Errorf("flush: %w", err)
 	}
+	defer w.Abort() // a no-op once closed; else (a panic, which par.Do reports) its goroutines end and its file goes
 	if err := w.AppendRuns(lr.runs[a:b], lr.t); err != nil {
-		w.Abort()
 		return nil, fmt.Errorf("flush: %w", err)
 	}
 	return db.finishFile(w, path)

@@ -866,6 +866,7 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 	if err != nil {
 		return nil, fmt.Errorf("flush: %w", err)
 	}
+	defer w.Abort() // a no-op once closed; else (a panic, which par.Do reports) its goroutines end and its file goes
 	fail := func(err error) (*newFile, error) {
 		w.Abort()
 		return nil, fmt.Errorf("flush: %w", err)

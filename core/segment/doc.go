@@ -69,10 +69,11 @@
 // groups are pruned by their time bounds (arcadego.chunks, under the CRC,
 // equal to the Parquet statistics).
 //
-// A file should hold at most 32,767 row groups: the footer numbers them
-// in an int16, and delta-rs refuses a file with more (pyarrow, DuckDB and
-// polars do not). With the default options that is over 500 M rows, or
-// fewer of very wide rows, far past the engine's file sizes.
+// A file holds at most 32,767 row groups (Close refuses more): the footer
+// numbers them in an int16, and delta-rs refuses a file with more
+// (pyarrow, DuckDB and polars do not). With the default options that is
+// over 500 M rows, or fewer of very wide rows, far past the engine's file
+// sizes.
 //
 // Pages are version 1 data pages. Encodings: RLE_DICTIONARY for the device
 // and STRING columns (a STRING chunk whose dictionary would pass 1 MiB is

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/parquet"
@@ -129,7 +130,7 @@ func (e *chunkEncoder) page(dictionary bool, values int, encoding int32) {
 func (e *chunkEncoder) levels(defs []int16, a, b int) {
 	at := len(e.body)
 	e.body = append(e.body, 0, 0, 0, 0)
-	if defs == nil { // one run of ones
+	if defs == nil || !slices.Contains(defs[a:b], 0) { // one run of ones
 		e.body = binary.AppendUvarint(e.body, uint64(b-a)<<1)
 		e.body = append(e.body, 1)
 	} else { // bit-packed, 8 levels a byte

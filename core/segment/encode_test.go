@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
@@ -238,4 +240,52 @@ func TestRowGroupStatistics(t *testing.T) {
 		assert.Equal(t, [2]int64{int64(-100 * g), int64(-100*g + 7)}, [2]int64{lo, hi})
 		assert.Zero(t, ts.NullCount())
 	}
+}
+
+// TestTooManyRowGroups: Close refuses a file of more than 32,767 row
+// groups (the footer's int16), naming the limit, and leaves nothing.
+func TestTooManyRowGroups(t *testing.T) {
+	cols := []Column{{ID: 1, Name: "x", Type: schema.Double}}
+	dir := t.TempDir()
+	w, err := Create(filepath.Join(dir, "many.parquet"), Layout{Columns: cols}, WriterOptions{RowGroupRows: 1})
+	require.NoError(t, err)
+	n := maxRowGroups + 1
+	times := make([]int64, n)
+	for i := range times {
+		times[i] = int64(i)
+	}
+	require.NoError(t, w.Append("d", &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Doubles("x", make([]float64, n), nil)}}))
+	_, err = w.Close()
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "32768 row groups, more than the 32767")
+	w.Abort()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
+
+// TestLevelsPerPage: in a chunk with a null, the pages without one have a
+// single run of definition levels; every row reads back.
+func TestLevelsPerPage(t *testing.T) {
+	var c colBuf
+	c.typ = schema.Double
+	col := tablet.Doubles("x", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, []bool{true, true, true, true, true, true, true, false, true, true})
+	c.add(&col, 0, 10, nil)
+	require.NotNil(t, c.defs)
+	var e chunkEncoder
+	e.reset(false)
+	e.encodeProperty(&c, 10, 32) // 4 rows a page: a null on the second page only
+	pages, err := indexPages(e.buf)
+	require.NoError(t, err)
+	require.Len(t, pages, 3)
+	at := 0
+	var runs []byte
+	for _, pg := range pages {
+		_, n, err := parsePageHeader(e.buf[at:])
+		require.NoError(t, err)
+		body := e.buf[at+n : at+int(pg.length)]
+		runs = append(runs, body[4]&1) // the first run's kind: 0 RLE, 1 bit-packed
+		at += int(pg.length)
+	}
+	assert.Equal(t, []byte{0, 1, 0}, runs)
 }

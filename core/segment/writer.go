@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -232,6 +233,10 @@ func (w *Writer) start() {
 	// Into the bufio buffer, which cannot fail.
 	_, _ = w.out.Write(magic)
 }
+
+// maxRowGroups is the most row groups a file may hold: the footer numbers
+// them in an int16, and delta-rs refuses a file with more.
+const maxRowGroups = math.MaxInt16
 
 // magic starts and ends a Parquet file.
 var magic = []byte("PAR1")
@@ -575,6 +580,11 @@ func (w *Writer) Close() (*FileInfo, error) {
 	}
 	if err := w.wait(); err != nil {
 		return nil, err
+	}
+	if len(w.groups) > maxRowGroups {
+		w.err = fmt.Errorf("segment: %s: %d row groups, more than the %d a file may hold (the footer numbers them in an int16): %w",
+			w.path, len(w.groups), maxRowGroups, errs.ErrInvalidArgument)
+		return nil, w.err
 	}
 	if err := w.finish(); err != nil {
 		w.err = fmt.Errorf("segment: write %s: %v: %w", w.tmp, err, errs.ErrIO)
