@@ -94,7 +94,18 @@ func nameProblem(name string) string {
 		return "empty"
 	case len(name) > MaxNameLen:
 		return fmt.Sprintf("%d bytes, longer than %d", len(name), MaxNameLen)
-	case !utf8.ValidString(name):
+	}
+	// Printable ASCII, the usual name, needs no decoding: one pass over
+	// its bytes (a long insert checks every device of a batch, 100,000
+	// of them, before anything else can start).
+	printable := true
+	for i := 0; i < len(name) && printable; i++ {
+		printable = name[i] >= 0x20 && name[i] < 0x7f
+	}
+	if printable {
+		return ""
+	}
+	if !utf8.ValidString(name) {
 		return "not valid UTF-8"
 	}
 	for _, r := range name {
