@@ -820,7 +820,9 @@ func newLongRows(long *longInsert, ids []schema.PropertyID, layout segment.Layou
 	if len(long.byName) == 0 {
 		return nil
 	}
-	for _, r := range long.byName {
+	// In row order (the same runs as byName's): the times are read as they
+	// lie, not a run at a time from all over the batch.
+	for _, r := range long.runs {
 		for i := r.lo + 1; i < r.hi; i++ {
 			if t.Times[i] <= t.Times[i-1] {
 				return nil
