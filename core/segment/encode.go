@@ -2,6 +2,7 @@ package segment
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"math"
 	"math/bits"
 	"slices"
@@ -67,6 +68,7 @@ type chunkEncoder struct {
 	header   []byte
 	compress bool
 	meta     chunkMeta
+	pages    []page   // the chunk's pages so far: for its File (a fresh slice a chunk)
 	ints     []int32  // scratch: dictionary indices
 	deltas   []uint64 // scratch: a block's deltas
 }
@@ -76,6 +78,7 @@ func (e *chunkEncoder) reset(compress bool) {
 	e.buf, e.body = e.buf[:0], e.body[:0]
 	e.compress = compress
 	e.meta = chunkMeta{dictOffset: -1}
+	e.pages = nil
 }
 
 // page appends the page whose body is e.body: a dictionary page
@@ -118,8 +121,14 @@ func (e *chunkEncoder) page(dictionary bool, values int, encoding int32) {
 		e.meta.dataPages++
 		e.meta.values += int64(values)
 	}
+	start := len(e.buf)
 	e.buf = append(e.buf, e.header...)
 	e.buf = append(e.buf, data...)
+	pg := page{length: int64(len(e.buf) - start), crc: crc32.Checksum(e.buf[start:], castagnoli)}
+	if !dictionary {
+		pg.values = int64(values)
+	}
+	e.pages = append(e.pages, pg)
 	e.meta.compressed += int64(len(e.header) + len(data))
 	e.meta.uncompressed += int64(len(e.header) + len(e.body))
 	e.body = e.body[:0]
@@ -261,24 +270,15 @@ func (e *chunkEncoder) encodeDictionary(c *colBuf, rows int, pageBytes int64) bo
 		}
 		e.ints = append(e.ints, k)
 	}
-	e.dictionaryPage(dict)
-	width := max(1, bits.Len32(uint32(max(len(dict)-1, 0))))
-	per := int(max(8, pageBytes*8/int64(width)))
-	v := 0
-	for a := 0; a < rows; a += per {
-		b := min(a+per, rows)
-		e.levels(c.defs, a, b)
-		n := valuesIn(c.defs, a, b)
-		e.body = append(e.body, byte(width))
-		e.body = appendHybrid(e.body, e.ints[v:v+n], width)
-		v += n
-		e.page(false, b-a, encodingRLEDictionary)
-	}
+	e.dictionaryChunk(dict, e.ints, rows, true, c.defs, pageBytes)
 	return true
 }
 
-// dictionaryPage writes dict as the chunk's dictionary page (PLAIN).
-func (e *chunkEncoder) dictionaryPage(dict []string) {
+// dictionaryChunk writes dict as the chunk's dictionary page (PLAIN), then
+// the indices into it in RLE_DICTIONARY pages of about pageBytes: one a
+// row, or, for an optional column, definition levels (defs) and one index
+// a row with a value.
+func (e *chunkEncoder) dictionaryChunk(dict []string, idx []int32, rows int, optional bool, defs []int16, pageBytes int64) {
 	for _, s := range dict {
 		e.body = binary.LittleEndian.AppendUint32(e.body, uint32(len(s)))
 		e.body = append(e.body, s...)
@@ -287,21 +287,28 @@ func (e *chunkEncoder) dictionaryPage(dict []string) {
 	e.meta.hasDictionary = true
 	e.meta.dictionaryKind = parquet.Encodings.Plain
 	e.meta.dataEncoding = parquet.Encodings.RLEDict
+	width := max(1, bits.Len32(uint32(max(len(dict)-1, 0))))
+	per := int(max(8, pageBytes*8/int64(width)))
+	v := 0
+	for a := 0; a < rows; a += per {
+		b := min(a+per, rows)
+		n := b - a
+		if optional {
+			e.levels(defs, a, b)
+			n = valuesIn(defs, a, b)
+		}
+		e.body = append(e.body, byte(width))
+		e.body = appendHybrid(e.body, idx[v:v+n], width)
+		v += n
+		e.page(false, b-a, encodingRLEDictionary)
+	}
 }
 
 // encodeDevices encodes the device column (REQUIRED): dict, the row
 // group's devices in order, as the dictionary, and each row's index into
 // it, a run per device.
 func (e *chunkEncoder) encodeDevices(dict []string, idx []int32, pageBytes int64) {
-	e.dictionaryPage(dict)
-	width := max(1, bits.Len32(uint32(max(len(dict)-1, 0))))
-	per := int(max(8, pageBytes*8/int64(width)))
-	for a := 0; a < len(idx); a += per {
-		b := min(a+per, len(idx))
-		e.body = append(e.body, byte(width))
-		e.body = appendHybrid(e.body, idx[a:b], width)
-		e.page(false, b-a, encodingRLEDictionary)
-	}
+	e.dictionaryChunk(dict, idx, len(idx), false, nil, pageBytes)
 	// Statistics: every row valid; the dictionary holds no device twice
 	// and is in order.
 	e.meta.hasStats = true

@@ -477,8 +477,8 @@ func (w *Writer) wait() error {
 
 // writeRowGroup encodes and writes the row group of b, on the goroutine
 // flush started: it alone uses the encoder, the sink, groups and metas
-// until wait. Each chunk is encoded whole, then indexed (its pages'
-// lengths, values and CRCs), then written.
+// until wait. Each chunk is encoded whole (with its pages' lengths, values
+// and CRCs, for the footer's page index), then written.
 func (w *Writer) writeRowGroup(b *rowGroupBuf) (err error) {
 	defer func() {
 		if r := recover(); r != nil { // bounds checks: a bug, not a crash of the process
@@ -501,10 +501,7 @@ func (w *Writer) writeRowGroup(b *rowGroupBuf) (err error) {
 			e.reset(!w.plain[i])
 			e.encodeProperty(&b.cols[i], rows, w.opts.PageBytes)
 		}
-		pages, err := indexPages(e.buf)
-		if err != nil {
-			return err
-		}
+		pages := e.pages
 		if i == -1 { // the time column: each page's first time
 			at := int64(0)
 			for k := range pages {
@@ -539,28 +536,6 @@ func (w *Writer) writeRowGroup(b *rowGroupBuf) (err error) {
 // regular times take so few bytes that a page cut by size would hold the
 // whole row group, which a short time range would then decode whole).
 func timePageRows(pageBytes int64) int { return int(max(1, min(1024, pageBytes/8))) }
-
-// indexPages lists the pages of a column chunk's bytes.
-func indexPages(b []byte) ([]page, error) {
-	var pages []page
-	for len(b) > 0 {
-		h, n, err := parsePageHeader(b)
-		if err != nil {
-			return nil, err
-		}
-		l := n + int(h.compressed)
-		if h.compressed < 0 || l > len(b) {
-			return nil, fmt.Errorf("page of %d bytes past its chunk", h.compressed)
-		}
-		p := page{length: int64(l), crc: crc32.Checksum(b[:l], castagnoli)}
-		if h.hasDataHeader {
-			p.values = int64(h.numValues)
-		}
-		pages = append(pages, p)
-		b = b[l:]
-	}
-	return pages, nil
-}
 
 // Close writes the last row group and the footer (with the arcadego
 // key-value metadata), fsyncs (if Sync), renames to path, fsyncs the
