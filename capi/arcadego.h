@@ -338,6 +338,23 @@ int arcadego_insert_stream_long(arcadego_db *db, const char *type, size_t type_l
 int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err);
 
 /*
+** arcadego_scan() and the stream's first batch in one call, for results
+** that are often one batch (a device's rows, a short time range): one call
+** into the library instead of the stream's five. `request_json` is
+** arcadego_scan's. On success, which the caller releases:
+**   *schema_out  the result's schema (the stream's get_schema);
+**   *first_out   the first batch, or released (release == NULL) when no
+**                row matches;
+**   *rest_out    a stream of the batches after the first, or released
+**                (release == NULL) when the first batch was the last. The
+**                library reads one batch ahead to tell: a failure of that
+**                read fails this call.
+** On failure all three are left released. Errors as arcadego_scan's.
+*/
+int arcadego_scan_first(arcadego_db *db, const char *request_json, struct ArrowSchema *schema_out, struct ArrowArray *first_out,
+                        struct ArrowArrayStream *rest_out, char **err);
+
+/*
 ** How arcadego_scan() would read the rows of `request_json` (the same
 ** request), without reading them, in *plan_out (free it with
 ** arcadego_free): "index NAME on TYPE (CONSTRAINTS): N candidate rows in

@@ -45,6 +45,20 @@ static int forked(char **err) {
     }                           \
   } while (0)
 
+/* clear_outputs marks the Arrow structs a call writes released (zeroed)
+** before anything can fail. */
+static void clear_outputs(struct ArrowSchema *schema, struct ArrowArray *array, struct ArrowArrayStream *stream) {
+  if (schema != NULL) {
+    memset(schema, 0, sizeof *schema);
+  }
+  if (array != NULL) {
+    memset(array, 0, sizeof *array);
+  }
+  if (stream != NULL) {
+    memset(stream, 0, sizeof *stream);
+  }
+}
+
 /* release_inputs releases the Arrow structs a refused insert was given:
 ** they are moved on every path, this one too. */
 static void release_inputs(struct ArrowSchema *schema, struct ArrowArray *batch, struct ArrowArrayStream *stream) {
@@ -176,8 +190,16 @@ int arcadego_insert_stream_long(arcadego_db *db, const char *type, size_t type_l
 }
 
 int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err) {
+  clear_outputs(NULL, NULL, out); /* released on every failure, a forked child's too */
   GUARD(err);
   return ag_go_scan((uintptr_t)db, (char *)request_json, out, err);
+}
+
+int arcadego_scan_first(arcadego_db *db, const char *request_json, struct ArrowSchema *schema_out, struct ArrowArray *first_out,
+                        struct ArrowArrayStream *rest_out, char **err) {
+  clear_outputs(schema_out, first_out, rest_out);
+  GUARD(err);
+  return ag_go_scan_first((uintptr_t)db, (char *)request_json, schema_out, first_out, rest_out, err);
 }
 
 int arcadego_aggregate(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err) {

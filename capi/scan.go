@@ -7,6 +7,7 @@ package main
 import "C"
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,10 +38,11 @@ type result struct {
 	bufs      *decodeBuffers
 	mem       cdata.Memory // exportMemory, with bufs' blocks to point to
 	cols      *cdata.Result
-	batchRows int           // the most rows of a batch
-	held      *engine.Batch // read from rows, not yet exported
-	ended     bool          // rows has no more batches
-	wait      bool          // reading rows may wait for other goroutines: read it unlocked
+	batchRows int             // the most rows of a batch
+	held      *engine.Batch   // read from rows, not yet exported
+	ended     bool            // rows has no more batches
+	wait      bool            // reading rows may wait for other goroutines: read it unlocked
+	ctx       context.Context // a scan's: canceled by arcadego_cancel and _close (nil: none)
 }
 
 // batchSource is what a result stream reads: a scan (*engine.Rows) or the
@@ -113,6 +115,18 @@ func (r *result) nextParts() ([]cdata.Part, error) {
 		r.held = nil
 	}
 	return parts, nil
+}
+
+// hold reads the scan's next batch into r.held (nextParts takes it from
+// there), or marks the end.
+func (r *result) hold() error {
+	b, ok := r.rows.Next()
+	if !ok {
+		r.ended = true
+		return r.rows.Err()
+	}
+	r.held = &b
+	return nil
 }
 
 // decodeBuffers is a scan's segment.Buffers: blocks of bridge.c's
@@ -226,39 +240,101 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 			return fmt.Errorf("scan: out is NULL: %w", errInvalid)
 		}
 		C.memset(unsafe.Pointer(out), 0, C.sizeof_struct_ArrowArrayStream)
-		d, err := lookupDB(uintptr(db))
+		r, err := startScan(db, requestJSON)
 		if err != nil {
 			return err
 		}
-		req, withDevice, err := parseScanRequest(requestJSON)
-		if err != nil {
-			return err
-		}
-		bufs := newDecodeBuffers()
-		req.Buffers = bufs
-		rows, err := d.db.Scan(d.context(), req)
-		if err != nil {
-			return err
-		}
-		var unit, zone string
-		if t := rows.Type(); t.TimeSet {
-			unit, zone = t.TimeUnit, t.TimeZone
-		}
-		cols, err := cdata.NewResult(d.timeColumn, unit, zone, rows.Properties(), withDevice)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		batchRows := req.BatchRows
-		if batchRows <= 0 {
-			batchRows = engine.DefaultBatchRows
-		}
-		r := &result{db: d, rows: rows, typeName: req.Type, bufs: bufs, mem: exportMemory, cols: cols, batchRows: batchRows,
-			wait: rows.Waits()}
-		r.mem.Owner = bufs.owner
-		r.mem.Ref = func(block uintptr) { C.ag_export_ref(*(*unsafe.Pointer)(unsafe.Pointer(&block))) }
 		return openResult(r, out)
 	})
+}
+
+// ag_go_scan_first starts a scan and reads its first batch in the same
+// call: a result that fits in one batch (a point read) costs one call
+// from C into Go instead of five (scan, get_schema, two get_next,
+// release), each of which wakes the Go runtime from where the caller's
+// own work left it.
+//
+//export ag_go_scan_first
+func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_ArrowSchema, firstOut *C.struct_ArrowArray,
+	restOut *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	return call(cerr, func() (err error) {
+		if schemaOut == nil || firstOut == nil || restOut == nil {
+			return fmt.Errorf("scan_first: schema_out, first_out and rest_out must not be NULL: %w", errInvalid)
+		}
+		C.memset(unsafe.Pointer(schemaOut), 0, C.sizeof_struct_ArrowSchema)
+		C.memset(unsafe.Pointer(firstOut), 0, C.sizeof_struct_ArrowArray)
+		C.memset(unsafe.Pointer(restOut), 0, C.sizeof_struct_ArrowArrayStream)
+		r, err := startScan(db, requestJSON)
+		if err != nil {
+			return err
+		}
+		done := false
+		defer func() { // a failure (or panic) leaves nothing to release
+			if !done {
+				r.rows.Close()
+				C.ag_release_array(firstOut)
+				C.ag_release_schema(schemaOut)
+			}
+		}()
+		if err := r.cols.ExportSchema(&exportMemory, cdata.Addr(schemaOut)); err != nil {
+			return err
+		}
+		if err := r.exportNext(firstOut); err != nil {
+			return err
+		}
+		// Whether more follows: the next batch is read now (the first is
+		// exported, so the scan may reuse its memory) and held for the
+		// stream. A failure here fails the call, as it would the read.
+		if !r.ended && r.held == nil {
+			if err := unlocked.If(r.wait, r.hold); err != nil {
+				return r.scanError(err)
+			}
+		}
+		if r.ended && r.held == nil {
+			r.rows.Close()
+		} else if err := openResult(r, restOut); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	})
+}
+
+// startScan parses a scan request and starts the scan it asks for.
+func startScan(db C.uintptr_t, requestJSON *C.char) (*result, error) {
+	d, err := lookupDB(uintptr(db))
+	if err != nil {
+		return nil, err
+	}
+	req, withDevice, err := parseScanRequest(requestJSON)
+	if err != nil {
+		return nil, err
+	}
+	bufs := newDecodeBuffers()
+	req.Buffers = bufs
+	ctx := d.context()
+	rows, err := d.db.Scan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var unit, zone string
+	if t := rows.Type(); t.TimeSet {
+		unit, zone = t.TimeUnit, t.TimeZone
+	}
+	cols, err := cdata.NewResult(d.timeColumn, unit, zone, rows.Properties(), withDevice)
+	if err != nil {
+		rows.Close()
+		return nil, err
+	}
+	batchRows := req.BatchRows
+	if batchRows <= 0 {
+		batchRows = engine.DefaultBatchRows
+	}
+	r := &result{db: d, rows: rows, typeName: req.Type, bufs: bufs, mem: exportMemory, cols: cols, batchRows: batchRows,
+		wait: rows.Waits(), ctx: ctx}
+	r.mem.Owner = bufs.owner
+	r.mem.Ref = func(block uintptr) { C.ag_export_ref(*(*unsafe.Pointer)(unsafe.Pointer(&block))) }
+	return r, nil
 }
 
 //export ag_go_explain
@@ -359,24 +435,37 @@ func agResultSchema(cr *C.struct_ag_result, out *C.struct_ArrowSchema) C.int {
 
 //export agResultNext
 func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
-	return resultCall(cr, func(r *result) error {
-		var parts []cdata.Part
-		err := unlocked.If(r.wait, func() (err error) {
-			parts, err = r.nextParts()
-			return err
-		})
-		if err != nil {
-			if errors.Is(err, errs.ErrCanceled) && r.db.isClosed() {
-				// arcadego_close canceled the scan: say so.
-				return fmt.Errorf("scan of %q stopped: the database was closed: %w", r.typeName, errs.ErrCanceled)
-			}
-			return err
-		}
-		if len(parts) == 0 {
-			return nil // end of stream: out stays released
-		}
-		return r.cols.ExportBatch(&r.mem, parts, cdata.Addr(out))
+	return resultCall(cr, func(r *result) error { return r.exportNext(out) })
+}
+
+// exportNext exports the next batch into out, left released at the end.
+// A canceled scan stops here even with a batch in hand (held), as the
+// scan itself would before reading it.
+func (r *result) exportNext(out *C.struct_ArrowArray) error {
+	if r.ctx != nil && r.ctx.Err() != nil {
+		return r.scanError(fmt.Errorf("scan of %q stopped: %w", r.typeName, errs.ErrCanceled))
+	}
+	var parts []cdata.Part
+	err := unlocked.If(r.wait, func() (err error) {
+		parts, err = r.nextParts()
+		return err
 	})
+	if err != nil {
+		return r.scanError(err)
+	}
+	if len(parts) == 0 {
+		return nil // end of stream: out stays released
+	}
+	return r.cols.ExportBatch(&r.mem, parts, cdata.Addr(out))
+}
+
+// scanError is err of a read of the scan, saying so when arcadego_close
+// canceled it.
+func (r *result) scanError(err error) error {
+	if errors.Is(err, errs.ErrCanceled) && r.db.isClosed() {
+		return fmt.Errorf("scan of %q stopped: the database was closed: %w", r.typeName, errs.ErrCanceled)
+	}
+	return err
 }
 
 //export agResultRelease

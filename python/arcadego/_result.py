@@ -23,6 +23,28 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Result"]
 
 
+def _make_request_encoder() -> Any:
+    """A function that encodes a request dict as json.dumps does, faster:
+    json.dumps builds the json module's C encoder at every call, which
+    costs more than encoding a small request (a point read's). Falls back
+    to json.dumps where that encoder is missing or differs."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json.dumps
+    try:
+        encoder = make(None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None,
+                       ": ", ", ", False, False, True)
+        probe = {"type": "T", "devices": ["d\u00e9", "e"], "start": -1, "where": {"v": 0.5, "n": None, "b": True}}
+        if "".join(encoder(probe, 0)) != json.dumps(probe):
+            return json.dumps
+    except Exception:  # an interpreter whose encoder takes other arguments
+        return json.dumps
+    return lambda request: "".join(encoder(request, 0))
+
+
+_encode_request = _make_request_encoder()
+
+
 def _stream_failure(e: BaseException) -> Error:
     """The arcadego error for a failure that pyarrow reports while reading
     a result stream (its get_next returned an errno: pyarrow raises
@@ -69,11 +91,13 @@ class Result:
     """
 
     _function = "arcadego_scan"  # the library call that starts the stream
+    # The call that starts it and returns its first batch (None: none).
+    _first_function: str | None = "arcadego_scan_first"
 
     def __init__(self, db: Database, request: dict[str, Any]) -> None:
         self._db = db
         self._request = request
-        self._json = json.dumps(request).encode("utf-8")
+        self._json = _encode_request(request).encode("utf-8")
 
     @property
     def request(self) -> dict[str, Any]:
@@ -107,7 +131,7 @@ class Result:
         type and the columns when a scan starts, so this raises what the
         first read would, at the call that made the Result, without
         listing the type's devices."""
-        probe = json.dumps({**self._request, "devices": []}).encode("utf-8")
+        probe = _encode_request({**self._request, "devices": []}).encode("utf-8")
         _lib.check_fork()
         self._db._require_open()
         # A probe that passed passes again until the schema changes (every
@@ -130,11 +154,15 @@ class Result:
         batch. Each iteration runs the scan again."""
         pa = _optional.pyarrow()
         if pa is not None:
-            reader = self._reader(pa)
-            try:
-                yield from reader
-            except (OSError, pa.ArrowException) as e:
-                raise _stream_failure(e) from e
+            _, batches, reader = self._open_arrow(pa)
+            yield from batches
+            if reader is not None:
+                try:
+                    yield from reader
+                except (OSError, pa.ArrowException) as e:
+                    raise _stream_failure(e) from e
+                finally:
+                    reader.close()
             return
         address = self._scan()
         batches = iter_stream(address)
@@ -186,6 +214,42 @@ class Result:
         finally:
             _cdata.release_stream(address)  # frees the struct (and releases the stream if not moved)
 
+    def _open_arrow(self, pa: ModuleType) -> tuple[Any, list[Any], Any]:
+        """Start the scan for pyarrow: its schema, the batches read by the
+        call that started it, and a RecordBatchReader of the rest (None
+        when there is no rest). A result of one batch, such as a device's
+        rows, is then one call into the library, not a stream's five."""
+        if self._first_function is None:
+            reader = self._reader(pa)
+            return reader.schema, [], reader
+        _cdata.sweep_stream_capsules()
+        _lib.check_fork()
+        handle = self._db._require_open()
+        schema, first, rest = _cdata.ArrowSchema(), _cdata.ArrowArray(), _cdata.ArrowArrayStream()
+        err = ctypes.c_void_p()
+        try:
+            status = getattr(_lib.lib, self._first_function)(handle, self._json, ctypes.byref(schema),
+                                                             ctypes.byref(first), ctypes.byref(rest),
+                                                             ctypes.byref(err))
+            _lib.check(status, err)
+            batches = []
+            if first.release:  # the import moves the batch and the schema out
+                batches.append(pa.RecordBatch._import_from_c(ctypes.addressof(first), ctypes.addressof(schema)))
+                out_schema = batches[0].schema
+            else:
+                out_schema = pa.Schema._import_from_c(ctypes.addressof(schema))
+            reader = pa.RecordBatchReader._import_from_c(ctypes.addressof(rest)) if rest.release else None
+            return out_schema, batches, reader
+        finally:
+            # What was not moved out (a failed import, a Ctrl-C between
+            # the call and an import) is released here.
+            if first.release:
+                _cdata.ArrayRelease(first.release)(ctypes.pointer(first))
+            if schema.release:
+                _cdata.SchemaRelease(schema.release)(ctypes.pointer(schema))
+            if rest.release:
+                _cdata.StreamRelease(rest.release)(ctypes.pointer(rest))
+
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """Run the scan and return it as an "arrow_array_stream" PyCapsule
         (the Arrow PyCapsule interface). ``requested_schema`` is ignored."""
@@ -204,18 +268,18 @@ class Result:
         ``table.set_column(0, "device", table["device"].cast(pa.string()))``.
         """
         pa = _optional.require("pyarrow", "Result.to_arrow()")
-        reader = self._reader(pa)
-        # A batch at a time from Python, not read_all(): Ctrl-C is taken
-        # between two batches instead of after the whole result.
-        batches = []
-        try:
-            for batch in reader:
-                batches.append(batch)
-        except (OSError, pa.ArrowException) as e:
-            raise _stream_failure(e) from e
-        finally:
-            reader.close()
-        table = pa.Table.from_batches(batches, schema=reader.schema)
+        schema, batches, reader = self._open_arrow(pa)
+        if reader is not None:
+            # A batch at a time from Python, not read_all(): Ctrl-C is
+            # taken between two batches instead of after the whole result.
+            try:
+                for batch in reader:
+                    batches.append(batch)
+            except (OSError, pa.ArrowException) as e:
+                raise _stream_failure(e) from e
+            finally:
+                reader.close()
+        table = pa.Table.from_batches(batches, schema=schema)
         if len(batches) <= 1:
             return table  # one chunk: one dictionary already
         # One dictionary for all chunks (4 bytes a row): pyarrow's group_by,
@@ -273,6 +337,7 @@ class AggregateResult(Result):
     """
 
     _function = "arcadego_aggregate"
+    _first_function = None
 
     def __repr__(self) -> str:
         return f"<arcadego.AggregateResult {self._request!r}>"
@@ -285,6 +350,7 @@ class LastResult(Result):
     ``<property>_time``, that value's time (an int in the type's unit)."""
 
     _function = "arcadego_last"
+    _first_function = None
 
     def __repr__(self) -> str:
         return f"<arcadego.LastResult {self._request!r}>"

@@ -772,7 +772,73 @@ func TestScanRequests(t *testing.T) {
 			assert.Equal(t, c.code, code, msg)
 			assert.Contains(t, msg, c.msg)
 			assert.Zero(t, at[cStream](s).release, "no stream on failure")
+
+			// arcadego_scan_first fails alike, leaving its three structs
+			// released even when the caller's held garbage.
+			sch, arr := libc.calloc(1, unsafe.Sizeof(cSchema{})), libc.calloc(1, unsafe.Sizeof(cArray{}))
+			defer libc.free(sch)
+			defer libc.free(arr)
+			at[cSchema](sch).release, at[cArray](arr).release, at[cStream](s).release = 1, 1, 1
+			code, msg = callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(c.request), sch, arr, s, e) })
+			assert.Equal(t, c.code, code, msg)
+			assert.Contains(t, msg, c.msg)
+			assert.Zero(t, at[cSchema](sch).release, "no schema on failure")
+			assert.Zero(t, at[cArray](arr).release, "no batch on failure")
+			assert.Zero(t, at[cStream](s).release, "no stream on failure")
 		})
+	}
+}
+
+// TestScanFirst: arcadego_scan_first returns a result of one batch whole,
+// with no stream to release; a longer one's first batch and a stream of
+// the others; no rows as a schema alone. (scanResult checks its rows
+// against arcadego_scan's in every scan test.)
+func TestScanFirst(t *testing.T) {
+	db := openDB(t, "", "")
+	execDDL(t, db, schemaAB)
+	code, msg := insert(t, db, "A", "a", exportBatch(t, 5, timeCol(1, 2, 3, 4, 5), int64Col("k", []int64{1, 2, 3, 4, 5}, nil)))
+	requireOK(t, code, msg, "insert")
+
+	one := scanFirstResult(t, db, `{"type": "A", "devices": ["a"], "properties": ["k"]}`)
+	assert.False(t, one.firstReleased)
+	assert.True(t, one.restReleased, "one batch: nothing follows")
+	assert.Equal(t, 1, one.batches)
+	assert.Equal(t, []any{"a", int64(5), int64(5)}, one.rows[4])
+
+	three := scanFirstResult(t, db, `{"type": "A", "properties": ["k"], "batch_rows": 2}`)
+	assert.False(t, three.firstReleased)
+	assert.False(t, three.restReleased, "two batches follow the first")
+	assert.Equal(t, 3, three.batches)
+	assert.Equal(t, one.rows, three.rows)
+
+	exact := scanFirstResult(t, db, `{"type": "A", "properties": ["k"], "batch_rows": 5}`)
+	assert.True(t, exact.restReleased, "a first batch that is exactly the result ends it")
+	assert.Equal(t, one.rows, exact.rows)
+
+	none := scanFirstResult(t, db, `{"type": "A", "start": 100}`)
+	assert.True(t, none.firstReleased)
+	assert.True(t, none.restReleased)
+	assert.Equal(t, []string{"device", "time", "k", "s"}, none.names)
+	assert.Empty(t, none.rows)
+
+	for _, nilArg := range []string{"schema_out", "first_out", "rest_out"} {
+		out := [3]uintptr{libc.calloc(1, 80), libc.calloc(1, 80), libc.calloc(1, 80)}
+		switch nilArg {
+		case "schema_out":
+			out[0] = 0
+		case "first_out":
+			out[1] = 0
+		case "rest_out":
+			out[2] = 0
+		}
+		code, msg := callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(`{"type": "A"}`), out[0], out[1], out[2], e) })
+		assert.Equal(t, codeInvalidArgument, code, nilArg)
+		assert.Contains(t, msg, "must not be NULL", nilArg)
+		for _, p := range out {
+			if p != 0 {
+				libc.free(p)
+			}
+		}
 	}
 }
 

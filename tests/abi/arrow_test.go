@@ -8,6 +8,7 @@ import (
 
 	"github.com/arcadego/arcadego/internal/cdata/cdatatest"
 	"github.com/ebitengine/purego"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -300,10 +301,47 @@ func (r *result) column(name string) []any {
 	return nil
 }
 
-// scanResult runs arcadego_scan and reads the whole stream.
+// scanResult runs arcadego_scan and reads the whole stream, and checks
+// that arcadego_scan_first returns the same schema, rows and batches.
 func scanResult(t testing.TB, db uintptr, request string) *result {
 	t.Helper()
-	return streamResult(t, lib.scan, db, request)
+	r := streamResult(t, lib.scan, db, request)
+	first := scanFirstResult(t, db, request)
+	assert.Equal(t, r, first.result, "arcadego_scan_first of %s", request)
+	return r
+}
+
+// firstResult is what arcadego_scan_first returned, read whole.
+type firstResult struct {
+	*result
+	firstReleased, restReleased bool // as the call returned them
+}
+
+// scanFirstResult runs arcadego_scan_first and reads the schema, the first
+// batch and the rest of the stream.
+func scanFirstResult(t testing.TB, db uintptr, request string) firstResult {
+	t.Helper()
+	sch := libc.calloc(1, unsafe.Sizeof(cSchema{}))
+	defer libc.free(sch)
+	arr := libc.calloc(1, unsafe.Sizeof(cArray{}))
+	defer libc.free(arr)
+	stream := libc.calloc(1, unsafe.Sizeof(cStream{}))
+	defer libc.free(stream)
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(request), sch, arr, stream, e) })
+	require.Equal(t, codeOK, code, "%s: %s", request, msg)
+	out := firstResult{result: &result{}, firstReleased: at[cArray](arr).release == 0, restReleased: at[cStream](stream).release == 0}
+	readSchema(out.result, sch)
+	if !out.firstReleased {
+		appendBatch(out.result, arr)
+	}
+	if !out.restReleased {
+		rest, err := readStream(stream)
+		require.NoError(t, err)
+		assert.Equal(t, out.names, rest.names, "the rest's schema is the first's")
+		out.rows = append(out.rows, rest.rows...)
+		out.batches += rest.batches
+	}
+	return out
 }
 
 // streamResult calls fn (arcadego_scan, _aggregate or _last) with request
@@ -343,6 +381,22 @@ func readStream(addr uintptr) (*result, error) {
 	if rc, _, _ := purego.SyscallN(s.getSchema, addr, sch); int32(rc) != 0 {
 		return nil, &streamError{int(int32(rc)), goString(callRet(s.getLastError, addr))}
 	}
+	readSchema(r, sch)
+	arr := libc.calloc(1, unsafe.Sizeof(cArray{}))
+	defer libc.free(arr)
+	for {
+		if rc, _, _ := purego.SyscallN(s.getNext, addr, arr); int32(rc) != 0 {
+			return r, &streamError{int(int32(rc)), goString(callRet(s.getLastError, addr))}
+		}
+		if at[cArray](arr).release == 0 {
+			return r, nil
+		}
+		appendBatch(r, arr)
+	}
+}
+
+// readSchema takes r's columns from the result schema at sch and releases it.
+func readSchema(r *result, sch uintptr) {
 	root := at[cSchema](sch)
 	for _, c := range words(root.children, root.nChildren) {
 		cs := at[cSchema](c)
@@ -356,30 +410,23 @@ func readStream(addr uintptr) (*result, error) {
 		r.dicts = append(r.dicts, dict)
 	}
 	releaseSchema(sch)
+}
 
-	arr := libc.calloc(1, unsafe.Sizeof(cArray{}))
-	defer libc.free(arr)
-	for {
-		if rc, _, _ := purego.SyscallN(s.getNext, addr, arr); int32(rc) != 0 {
-			return r, &streamError{int(int32(rc)), goString(callRet(s.getLastError, addr))}
+// appendBatch appends the rows of the result batch at arr and releases it.
+func appendBatch(r *result, arr uintptr) {
+	a := at[cArray](arr)
+	r.batches++
+	kids := words(a.children, a.nChildren)
+	for i := int64(0); i < a.length; i++ {
+		row := make([]any, len(kids))
+		for j, k := range kids {
+			row[j] = columnValue(r.formats[j], r.dicts[j], at[cArray](k), a.offset+i)
 		}
-		a := at[cArray](arr)
-		if a.release == 0 {
-			return r, nil
-		}
-		r.batches++
-		kids := words(a.children, a.nChildren)
-		for i := int64(0); i < a.length; i++ {
-			row := make([]any, len(kids))
-			for j, k := range kids {
-				row[j] = columnValue(r.formats[j], r.dicts[j], at[cArray](k), a.offset+i)
-			}
-			r.rows = append(r.rows, row)
-		}
-		purego.SyscallN(a.release, arr)
-		if a.release != 0 {
-			panic("result batch release did not mark it released")
-		}
+		r.rows = append(r.rows, row)
+	}
+	purego.SyscallN(a.release, arr)
+	if a.release != 0 {
+		panic("result batch release did not mark it released")
 	}
 }
 

@@ -303,6 +303,16 @@ static void check_forked_child_is_refused(arcadego_db *db) {
     CHECK(rc == ARCADEGO_CLOSED, "scan in a child: %d", rc);
     arcadego_free(err);
     err = NULL;
+    struct ArrowSchema first_schema;
+    struct ArrowArray first;
+    first_schema.release = (void (*)(struct ArrowSchema *))1; /* garbage the call must clear */
+    first.release = (void (*)(struct ArrowArray *))1;
+    stream.release = (void (*)(struct ArrowArrayStream *))1;
+    rc = arcadego_scan_first(db, "{\"type\": \"A\"}", &first_schema, &first, &stream, &err);
+    CHECK(rc == ARCADEGO_CLOSED && first_schema.release == NULL && first.release == NULL && stream.release == NULL,
+          "scan_first in a child: %d", rc);
+    arcadego_free(err);
+    err = NULL;
     rc = arcadego_close(db, &err);
     CHECK(rc == ARCADEGO_CLOSED, "close in a child: %d", rc);
     arcadego_free(err);
@@ -423,6 +433,26 @@ int main(void) {
     CHECK(batches == 1, "%d batches", batches);
     stream.release(&stream);
     CHECK(stream.release == NULL, "stream release did not mark it released");
+  }
+  /* The same rows in one call: schema, the only batch, no stream to follow. */
+  {
+    struct ArrowSchema rs;
+    struct ArrowArray ra;
+    struct ArrowArrayStream rest;
+    rc = arcadego_scan_first(db, "{\"type\": \"A\"}", &rs, &ra, &rest, &err);
+    CHECK(rc == ARCADEGO_OK, "scan_first: %d %s", rc, err ? err : "");
+    arcadego_free(err);
+    err = NULL;
+    if (rc == ARCADEGO_OK) {
+      CHECK(rest.release == NULL, "scan_first of one batch left a stream");
+      check_result_schema(&rs);
+      rs.release(&rs);
+      CHECK(ra.release != NULL, "scan_first returned no batch");
+      if (ra.release != NULL) {
+        check_result_batch(&ra);
+        ra.release(&ra);
+      }
+    }
   }
   check_moved_device_column(db, 0);
   check_moved_device_column(db, 1);

@@ -249,3 +249,26 @@ def test_with_device_false_needs_one_device(mem_db: arcadego.Database, kwargs: d
     kwargs.setdefault("with_device", False)
     with pytest.raises(arcadego.InvalidArgumentError, match=match):
         mem_db.scan("A", **kwargs)
+
+
+@pytest.mark.parametrize("request_args", [
+    {"device": "a"},                   # one batch: read by the call that starts the scan
+    {"batch_rows": 2},                 # its first batch, then a stream of the others
+    {"batch_rows": 12},                # a first batch that is exactly every row
+    {"device": "zz"},                  # no rows: a schema alone
+    {"start": 2, "end": 3, "columns": ["k"]},
+])
+def test_to_arrow_and_iteration_match_the_stream(three_devices: arcadego.Database, request_args: dict) -> None:
+    """to_arrow() and iteration start the scan with its first batch in one
+    call (arcadego_scan_first); they return what the stream returns, batch
+    for batch."""
+    res = three_devices.scan("A", **request_args)
+    streamed = list(pa.RecordBatchReader.from_stream(res))
+    schema = pa.RecordBatchReader.from_stream(res).schema
+    table = res.to_arrow()
+    assert table.schema == schema
+    assert table.num_rows == sum(b.num_rows for b in streamed)
+    assert table.to_pydict() == pa.Table.from_batches(streamed, schema=schema).unify_dictionaries().to_pydict()
+    iterated = list(res)
+    assert [b.num_rows for b in iterated] == [b.num_rows for b in streamed]
+    assert all(a.equals(b) for a, b in zip(iterated, streamed))

@@ -333,23 +333,37 @@ def test_interrupt_after_return_reaches_the_user_code() -> None:
     assert sys.getprofile() is None
 
 
-@pytest.mark.parametrize("at", ["scan", "read"])
+@pytest.mark.parametrize("at", ["scan", "stream", "read"])
 def test_ctrl_c_as_a_scan_call_returns_releases_its_stream(mem_db: arcadego.Database,
                                                            monkeypatch: pytest.MonkeyPatch, at: str) -> None:
     """A Ctrl-C taken just after the library started a scan (the call
     returned success, the check of its status is interrupted) releases
-    the stream the call made, not only the struct that holds it: at the
-    request check of scan() and at the read."""
+    what the call made, not only the structs that hold it: the stream at
+    the request check of scan() and at ``__arrow_c_stream__``; the schema
+    and first batch of a read (to_arrow(), which starts the scan with its
+    first batch)."""
     from arcadego import _cdata, _lib
 
     mem_db.insert("A", {"time": np.arange(10), "k": np.arange(10)}, device="d")
-    res = mem_db.scan("A") if at == "read" else None  # its check done, before the patches
+    res = mem_db.scan("A") if at != "scan" else None  # its check done, before the patches
     live: list[bool] = []
     real_release = _cdata.release_stream
 
     def spy(address: int) -> None:
         live.append(bool(_cdata.ArrowArrayStream.from_address(address).release))
         real_release(address)
+
+    released: list[str] = []
+
+    def spy_release(kind: str, fn_type: Any) -> Any:
+        def bind(address: int) -> Any:
+            release = fn_type(address)
+
+            def call(ptr: Any) -> None:
+                released.append(kind)
+                release(ptr)
+            return call
+        return bind
 
     real_check = _lib.check
 
@@ -358,12 +372,20 @@ def test_ctrl_c_as_a_scan_call_returns_releases_its_stream(mem_db: arcadego.Data
         raise KeyboardInterrupt  # as if Ctrl-C landed as the call returned
 
     monkeypatch.setattr(_cdata, "release_stream", spy)
+    monkeypatch.setattr(_cdata, "ArrayRelease", spy_release("batch", _cdata.ArrayRelease))
+    monkeypatch.setattr(_cdata, "SchemaRelease", spy_release("schema", _cdata.SchemaRelease))
     monkeypatch.setattr(_lib, "check", interrupted)
     with pytest.raises(KeyboardInterrupt):
         if res is None:
             mem_db.scan("A", columns=["k"])
+        elif at == "stream":
+            res.__arrow_c_stream__()
         else:
             res.to_arrow()
     monkeypatch.undo()
-    assert live == [True], "the started stream was released"
+    if at == "read":
+        assert sorted(released) == ["batch", "schema"], "the first batch and the schema were released"
+        assert live == []
+    else:
+        assert live == [True], "the started stream was released"
     assert mem_db.scan("A").to_arrow().num_rows == 10
