@@ -291,6 +291,15 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 				names = append(names, d)
 			}
 		}
+		if r.sparse {
+			// A few named devices: each is looked up in each file once,
+			// here, and Next reads the files found instead of looking
+			// again (on a million devices in 20 files, 12 of a point
+			// read's 86 µs were these lookups, made twice).
+			slices.Sort(names)
+			names = slices.Compact(names)
+			hitEnds, r.hits = lookupDevices(r.files, names)
+		}
 	} else {
 		var lists []deviceList // each sorted
 		for i, f := range r.files {
@@ -477,6 +486,24 @@ func (r *Rows) inFiles(pos []int, device string, start, end int64) bool {
 		}
 	}
 	return false
+}
+
+// lookupDevices finds each of names (sorted, distinct) in the files'
+// directories: hits holds the files and entries of each name in turn,
+// hitEnds[k] the end of name k's (as mergeDevices returns them).
+func lookupDevices(files []*dataFile, names []string) (hitEnds []int32, hits []fileHit) {
+	hitEnds = make([]int32, 0, len(names))
+	hits = make([]fileHit, 0, len(names)) // not nil: the scan reads through it
+	pos := make([]int, len(files))
+	for _, d := range names {
+		for i, f := range files {
+			if hasNext(f, &pos[i], d, math.MinInt64, math.MaxInt64) {
+				hits = append(hits, fileHit{file: int32(i), index: int32(pos[i])})
+			}
+		}
+		hitEnds = append(hitEnds, int32(len(hits)))
+	}
+	return hitEnds, hits
 }
 
 // hasNext is f.has for lookups of devices in name order: *pos, where the
@@ -734,7 +761,9 @@ type aheadRead struct {
 // one core busy of two. A set is free once the caller has moved past its device, so a
 // batch read ahead stays valid until it is returned.
 func (r *Rows) readAhead() {
-	for r.hits != nil && len(r.free) > 0 && r.next+len(r.aheads) < len(r.devices) {
+	// Not for a few named devices (sparse): their calls wait on their
+	// own thread (Waits), where a goroutine's hand-off costs more.
+	for r.hits != nil && !r.sparse && len(r.free) > 0 && r.next+len(r.aheads) < len(r.devices) {
 		d := &r.devices[r.next+len(r.aheads)]
 		if d.snapLo != d.snapHi {
 			return
