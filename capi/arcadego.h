@@ -349,10 +349,18 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 **                (release == NULL) when the first batch was the last. The
 **                library reads one batch ahead to tell: a failure of that
 **                read fails this call.
-** On failure all three are left released. Errors as arcadego_scan's.
+** and, unless schema_id_out is NULL:
+**   *schema_id_out  a number for the schema's layout (names, formats,
+**                dictionaries, flags), the same for every result of the
+**                same layout while the library is loaded, or 0 (none
+**                given: past 4,096 distinct layouts). A caller that kept
+**                what it made of an earlier schema of that id may release
+**                this one unread.
+** On failure all three are left released and the id is 0. Errors as
+** arcadego_scan's.
 */
 int arcadego_scan_first(arcadego_db *db, const char *request_json, struct ArrowSchema *schema_out, struct ArrowArray *first_out,
-                        struct ArrowArrayStream *rest_out, char **err);
+                        struct ArrowArrayStream *rest_out, uint64_t *schema_id_out, char **err);
 
 /*
 ** How arcadego_scan() would read the rows of `request_json` (the same

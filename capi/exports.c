@@ -196,10 +196,13 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 }
 
 int arcadego_scan_first(arcadego_db *db, const char *request_json, struct ArrowSchema *schema_out, struct ArrowArray *first_out,
-                        struct ArrowArrayStream *rest_out, char **err) {
+                        struct ArrowArrayStream *rest_out, uint64_t *schema_id_out, char **err) {
   clear_outputs(schema_out, first_out, rest_out);
+  if (schema_id_out != NULL) {
+    *schema_id_out = 0;
+  }
   GUARD(err);
-  return ag_go_scan_first((uintptr_t)db, (char *)request_json, schema_out, first_out, rest_out, err);
+  return ag_go_scan_first((uintptr_t)db, (char *)request_json, schema_out, first_out, rest_out, schema_id_out, err);
 }
 
 int arcadego_aggregate(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err) {

@@ -256,7 +256,7 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 //
 //export ag_go_scan_first
 func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_ArrowSchema, firstOut *C.struct_ArrowArray,
-	restOut *C.struct_ArrowArrayStream, cerr **C.char) C.int {
+	restOut *C.struct_ArrowArrayStream, schemaID *C.uint64_t, cerr **C.char) C.int {
 	return call(cerr, func() (err error) {
 		if schemaOut == nil || firstOut == nil || restOut == nil {
 			return fmt.Errorf("scan_first: schema_out, first_out and rest_out must not be NULL: %w", errInvalid)
@@ -264,6 +264,9 @@ func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_A
 		C.memset(unsafe.Pointer(schemaOut), 0, C.sizeof_struct_ArrowSchema)
 		C.memset(unsafe.Pointer(firstOut), 0, C.sizeof_struct_ArrowArray)
 		C.memset(unsafe.Pointer(restOut), 0, C.sizeof_struct_ArrowArrayStream)
+		if schemaID != nil {
+			*schemaID = 0
+		}
 		r, err := startScan(db, requestJSON)
 		if err != nil {
 			return err
@@ -295,9 +298,39 @@ func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_A
 		} else if err := openResult(r, restOut); err != nil {
 			return err
 		}
+		if schemaID != nil {
+			*schemaID = C.uint64_t(resultSchemas.id(r.cols.Layout()))
+		}
 		done = true
 		return nil
 	})
+}
+
+// resultSchemas numbers the distinct result schemas arcadego_scan_first
+// returns, so that a caller may import a schema once and reuse it for
+// later results of the same id: importing a schema cost pyarrow more than
+// importing the batch (15 of a point read's 24 µs of imports).
+var resultSchemas = schemaIDs{ids: map[string]uint64{}}
+
+// maxSchemaIDs bounds the table: results of schemas past it have id 0.
+const maxSchemaIDs = 4096
+
+type schemaIDs struct {
+	mu  sync.Mutex
+	ids map[string]uint64 // by cdata.Result.Layout
+}
+
+// id returns the id of the schema of the given layout, numbering it if it
+// is new, or 0 when the table is full.
+func (t *schemaIDs) id(layout string) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	id, ok := t.ids[layout]
+	if !ok && len(t.ids) < maxSchemaIDs {
+		id = uint64(len(t.ids)) + 1
+		t.ids[layout] = id
+	}
+	return id
 }
 
 // startScan parses a scan request and starts the scan it asks for.

@@ -1,6 +1,7 @@
 package cdata
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"runtime"
@@ -183,6 +184,21 @@ func (r *Result) add(name, format, dict string, flags int64) {
 		r.strings += len(dict) + 1 + 1 // its format and its name ""
 		r.ndicts++
 	}
+}
+
+// Layout returns a string that is equal for two Results exactly when
+// their exported schemas are: each column's name, format, dictionary
+// format and flags, the strings prefixed by their lengths.
+func (r *Result) Layout() string {
+	b := make([]byte, 0, r.strings+16*len(r.names))
+	for i, name := range r.names {
+		for _, str := range [...]string{name, r.formats[i], r.dicts[i]} {
+			b = binary.AppendUvarint(b, uint64(len(str)))
+			b = append(b, str...)
+		}
+		b = binary.AppendVarint(b, r.flags[i])
+	}
+	return string(b)
 }
 
 // block is an allocation of Memory being carved.

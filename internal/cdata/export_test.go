@@ -596,3 +596,31 @@ func TestPropertyFormatsMatchResultSchema(t *testing.T) {
 	assert.Equal(t, formatOf(arrowbridge.DeviceType), deviceIndexFormat)
 	assert.Equal(t, formatOf(arrowbridge.DeviceType.ValueType), deviceValueFormat)
 }
+
+// TestLayoutTellsSchemasApart: Layout is equal for results whose exported
+// schemas are equal, and differs when a name, a format, the device column
+// or how the names split differs.
+func TestLayoutTellsSchemasApart(t *testing.T) {
+	layout := func(timeColumn, unit string, withDevice bool, props ...schema.Property) string {
+		r, err := NewResult(timeColumn, unit, "", props, withDevice)
+		require.NoError(t, err)
+		return r.Layout()
+	}
+	x := schema.Property{ID: 1, Name: "x", Type: schema.Int64}
+	base := layout("time", "", true, x)
+	assert.Equal(t, base, layout("time", "", true, schema.Property{ID: 9, Name: "x", Type: schema.Int64}), "ids are not in the schema")
+	others := map[string]string{
+		"another name":      layout("time", "", true, schema.Property{ID: 1, Name: "y", Type: schema.Int64}),
+		"another type":      layout("time", "", true, schema.Property{ID: 1, Name: "x", Type: schema.Double}),
+		"a time unit":       layout("time", "ms", true, x),
+		"no device column":  layout("time", "", false, x),
+		"another time name": layout("ts", "", true, x),
+		"one more property": layout("time", "", true, x, schema.Property{ID: 2, Name: "z", Type: schema.Int64}),
+		"names split apart": layout("tim", "", true, schema.Property{ID: 1, Name: "ex", Type: schema.Int64}),
+	}
+	seen := map[string]string{base: "base"}
+	for what, l := range others {
+		assert.NotContains(t, seen, l, "%s has the layout of %s", what, seen[l])
+		seen[l] = what
+	}
+}

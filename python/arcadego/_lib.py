@@ -111,7 +111,7 @@ _proto("arcadego_tx_insert_stream_long", c_int, c_void_p, c_char_p, c_size_t, c_
 _proto("arcadego_insert_long", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, c_void_p, _err)
 _proto("arcadego_insert_stream_long", c_int, c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_void_p, _err)
 _proto("arcadego_scan", c_int, c_void_p, c_char_p, c_void_p, _err)
-_proto("arcadego_scan_first", c_int, c_void_p, c_char_p, c_void_p, c_void_p, c_void_p, _err)
+_proto("arcadego_scan_first", c_int, c_void_p, c_char_p, c_void_p, c_void_p, c_void_p, c_void_p, _err)
 _proto("arcadego_explain", c_int, c_void_p, c_char_p, POINTER(c_void_p), _err)
 _proto("arcadego_aggregate", c_int, c_void_p, c_char_p, c_void_p, _err)
 _proto("arcadego_last", c_int, c_void_p, c_char_p, c_void_p, _err)

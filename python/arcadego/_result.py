@@ -44,6 +44,10 @@ def _make_request_encoder() -> Any:
 
 _encode_request = _make_request_encoder()
 
+# Result schemas imported by pyarrow, by the id arcadego_scan_first gives
+# their layout (at most 4,096 ids, the library's bound).
+_result_schemas: dict[int, Any] = {}
+
 
 def _stream_failure(e: BaseException) -> Error:
     """The arcadego error for a failure that pyarrow reports while reading
@@ -218,7 +222,9 @@ class Result:
         """Start the scan for pyarrow: its schema, the batches read by the
         call that started it, and a RecordBatchReader of the rest (None
         when there is no rest). A result of one batch, such as a device's
-        rows, is then one call into the library, not a stream's five."""
+        rows, is then one call into the library, not a stream's five; and
+        its schema is imported once per layout (the library numbers them),
+        which cost pyarrow more than the batch."""
         if self._first_function is None:
             reader = self._reader(pa)
             return reader.schema, [], reader
@@ -226,23 +232,26 @@ class Result:
         _lib.check_fork()
         handle = self._db._require_open()
         schema, first, rest = _cdata.ArrowSchema(), _cdata.ArrowArray(), _cdata.ArrowArrayStream()
-        err = ctypes.c_void_p()
+        schema_id, err = ctypes.c_uint64(), ctypes.c_void_p()
         try:
             status = getattr(_lib.lib, self._first_function)(handle, self._json, ctypes.byref(schema),
                                                              ctypes.byref(first), ctypes.byref(rest),
-                                                             ctypes.byref(err))
+                                                             ctypes.byref(schema_id), ctypes.byref(err))
             _lib.check(status, err)
+            out_schema = _result_schemas.get(schema_id.value) if schema_id.value else None
+            if out_schema is None:
+                out_schema = pa.Schema._import_from_c(ctypes.addressof(schema))  # moves it out
+                if schema_id.value:
+                    _result_schemas[schema_id.value] = out_schema
             batches = []
-            if first.release:  # the import moves the batch and the schema out
-                batches.append(pa.RecordBatch._import_from_c(ctypes.addressof(first), ctypes.addressof(schema)))
-                out_schema = batches[0].schema
-            else:
-                out_schema = pa.Schema._import_from_c(ctypes.addressof(schema))
+            if first.release:  # the import moves the batch out
+                batches.append(pa.RecordBatch._import_from_c(ctypes.addressof(first), out_schema))
             reader = pa.RecordBatchReader._import_from_c(ctypes.addressof(rest)) if rest.release else None
             return out_schema, batches, reader
         finally:
-            # What was not moved out (a failed import, a Ctrl-C between
-            # the call and an import) is released here.
+            # What was not moved out (a schema known already, a failed
+            # import, a Ctrl-C between the call and an import) is
+            # released here.
             if first.release:
                 _cdata.ArrayRelease(first.release)(ctypes.pointer(first))
             if schema.release:

@@ -779,8 +779,10 @@ func TestScanRequests(t *testing.T) {
 			defer libc.free(sch)
 			defer libc.free(arr)
 			at[cSchema](sch).release, at[cArray](arr).release, at[cStream](s).release = 1, 1, 1
-			code, msg = callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(c.request), sch, arr, s, e) })
+			id := uint64(7)
+			code, msg = callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(c.request), sch, arr, s, &id, e) })
 			assert.Equal(t, c.code, code, msg)
+			assert.Zero(t, id, "no schema id on failure")
 			assert.Contains(t, msg, c.msg)
 			assert.Zero(t, at[cSchema](sch).release, "no schema on failure")
 			assert.Zero(t, at[cArray](arr).release, "no batch on failure")
@@ -821,6 +823,22 @@ func TestScanFirst(t *testing.T) {
 	assert.Equal(t, []string{"device", "time", "k", "s"}, none.names)
 	assert.Empty(t, none.rows)
 
+	// Schema ids: equal for results of one layout, whatever their rows;
+	// different for another projection, or without the device column.
+	assert.Equal(t, one.schemaID, three.schemaID)
+	all := scanFirstResult(t, db, `{"type": "A", "devices": ["a"]}`)
+	assert.Equal(t, none.schemaID, all.schemaID, "all properties, rows or none")
+	assert.NotEqual(t, one.schemaID, all.schemaID)
+	bare := scanFirstResult(t, db, `{"type": "A", "devices": ["a"], "properties": ["k"], "with_device": false}`)
+	assert.NotEqual(t, one.schemaID, bare.schemaID)
+	for _, id := range []uint64{one.schemaID, all.schemaID, bare.schemaID} {
+		assert.NotZero(t, id)
+	}
+	execDDL(t, db, "CREATE PROPERTY A.added DOUBLE")
+	grown := scanFirstResult(t, db, `{"type": "A", "devices": ["a"]}`)
+	assert.NotEqual(t, all.schemaID, grown.schemaID, "a new property changes the layout")
+	assert.Equal(t, []string{"device", "time", "k", "s", "added"}, grown.names)
+
 	for _, nilArg := range []string{"schema_out", "first_out", "rest_out"} {
 		out := [3]uintptr{libc.calloc(1, 80), libc.calloc(1, 80), libc.calloc(1, 80)}
 		switch nilArg {
@@ -831,7 +849,7 @@ func TestScanFirst(t *testing.T) {
 		case "rest_out":
 			out[2] = 0
 		}
-		code, msg := callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(`{"type": "A"}`), out[0], out[1], out[2], e) })
+		code, msg := callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(`{"type": "A"}`), out[0], out[1], out[2], nil, e) })
 		assert.Equal(t, codeInvalidArgument, code, nilArg)
 		assert.Contains(t, msg, "must not be NULL", nilArg)
 		for _, p := range out {

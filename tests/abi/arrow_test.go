@@ -308,6 +308,7 @@ func scanResult(t testing.TB, db uintptr, request string) *result {
 	r := streamResult(t, lib.scan, db, request)
 	first := scanFirstResult(t, db, request)
 	assert.Equal(t, r, first.result, "arcadego_scan_first of %s", request)
+	assert.NotZero(t, first.schemaID)
 	return r
 }
 
@@ -315,6 +316,7 @@ func scanResult(t testing.TB, db uintptr, request string) *result {
 type firstResult struct {
 	*result
 	firstReleased, restReleased bool // as the call returned them
+	schemaID                    uint64
 }
 
 // scanFirstResult runs arcadego_scan_first and reads the schema, the first
@@ -327,9 +329,11 @@ func scanFirstResult(t testing.TB, db uintptr, request string) firstResult {
 	defer libc.free(arr)
 	stream := libc.calloc(1, unsafe.Sizeof(cStream{}))
 	defer libc.free(stream)
-	code, msg := callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(request), sch, arr, stream, e) })
+	var id uint64
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(request), sch, arr, stream, &id, e) })
 	require.Equal(t, codeOK, code, "%s: %s", request, msg)
-	out := firstResult{result: &result{}, firstReleased: at[cArray](arr).release == 0, restReleased: at[cStream](stream).release == 0}
+	out := firstResult{result: &result{}, firstReleased: at[cArray](arr).release == 0, restReleased: at[cStream](stream).release == 0,
+		schemaID: id}
 	readSchema(out.result, sch)
 	if !out.firstReleased {
 		appendBatch(out.result, arr)

@@ -54,7 +54,7 @@ var lib struct {
 	insertLong     func(db uintptr, typ, deviceColumn *byte, schema, array uintptr, err *uintptr) int32
 	txInsertLong   func(tx uintptr, typ, deviceColumn *byte, schema, array uintptr, err *uintptr) int32
 	scan           func(db uintptr, request *byte, out uintptr, err *uintptr) int32
-	scanFirst      func(db uintptr, request *byte, schema, first, rest uintptr, err *uintptr) int32
+	scanFirst      func(db uintptr, request *byte, schema, first, rest uintptr, schemaID *uint64, err *uintptr) int32
 	aggregate      func(db uintptr, request *byte, out uintptr, err *uintptr) int32
 	last           func(db uintptr, request *byte, out uintptr, err *uintptr) int32
 	describe       func(db uintptr, typ *byte, json *uintptr, err *uintptr) int32

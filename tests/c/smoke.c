@@ -308,7 +308,7 @@ static void check_forked_child_is_refused(arcadego_db *db) {
     first_schema.release = (void (*)(struct ArrowSchema *))1; /* garbage the call must clear */
     first.release = (void (*)(struct ArrowArray *))1;
     stream.release = (void (*)(struct ArrowArrayStream *))1;
-    rc = arcadego_scan_first(db, "{\"type\": \"A\"}", &first_schema, &first, &stream, &err);
+    rc = arcadego_scan_first(db, "{\"type\": \"A\"}", &first_schema, &first, &stream, NULL, &err);
     CHECK(rc == ARCADEGO_CLOSED && first_schema.release == NULL && first.release == NULL && stream.release == NULL,
           "scan_first in a child: %d", rc);
     arcadego_free(err);
@@ -439,8 +439,9 @@ int main(void) {
     struct ArrowSchema rs;
     struct ArrowArray ra;
     struct ArrowArrayStream rest;
-    rc = arcadego_scan_first(db, "{\"type\": \"A\"}", &rs, &ra, &rest, &err);
-    CHECK(rc == ARCADEGO_OK, "scan_first: %d %s", rc, err ? err : "");
+    uint64_t schema_id = 0;
+    rc = arcadego_scan_first(db, "{\"type\": \"A\"}", &rs, &ra, &rest, &schema_id, &err);
+    CHECK(rc == ARCADEGO_OK && schema_id != 0, "scan_first: %d %s", rc, err ? err : "");
     arcadego_free(err);
     err = NULL;
     if (rc == ARCADEGO_OK) {

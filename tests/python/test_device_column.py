@@ -272,3 +272,24 @@ def test_to_arrow_and_iteration_match_the_stream(three_devices: arcadego.Databas
     iterated = list(res)
     assert [b.num_rows for b in iterated] == [b.num_rows for b in streamed]
     assert all(a.equals(b) for a, b in zip(iterated, streamed))
+
+
+def test_to_arrow_schema_follows_the_type(mem_db: arcadego.Database) -> None:
+    """to_arrow() reuses the schema it imported for a layout the library
+    has seen; a change of the type (a property added, the time column's
+    unit set by the first timestamp insert) is a new layout, never the
+    old schema."""
+    mem_db.execute("CREATE DOCUMENT TYPE T; CREATE PROPERTY T.v INT64")
+    assert mem_db.scan("T").to_arrow().schema.names == ["device", "time", "v"]
+    assert mem_db.scan("T").to_arrow().schema.field("time").type == pa.int64()
+    ts = pa.array([1_000, 2_000], pa.timestamp("ms", tz="UTC"))
+    mem_db.insert("T", pa.table({"time": ts, "v": [1, 2]}), device="d")
+    first = mem_db.scan("T", device="d").to_arrow()
+    assert first.schema.field("time").type == pa.timestamp("ms", tz="UTC")
+    assert first["time"].to_pylist() == ts.to_pylist()
+    mem_db.execute("CREATE PROPERTY T.w DOUBLE")
+    again = mem_db.scan("T", device="d").to_arrow()
+    assert again.schema.names == ["device", "time", "v", "w"]
+    assert again.to_pydict()["w"] == [None, None]
+    assert mem_db.scan("T", device="d", columns=["v"]).to_arrow().schema.names == ["device", "time", "v"]
+    assert mem_db.scan("T", device="d").to_arrow().equals(again)
