@@ -849,7 +849,9 @@ func TestScanFirst(t *testing.T) {
 		case "rest_out":
 			out[2] = 0
 		}
-		code, msg := callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(`{"type": "A"}`), out[0], out[1], out[2], nil, e) })
+		code, msg := callErr(t, func(e *uintptr) int32 {
+			return lib.scanFirst(db, cstr(`{"type": "A"}`), out[0], out[1], out[2], nil, e)
+		})
 		assert.Equal(t, codeInvalidArgument, code, nilArg)
 		assert.Contains(t, msg, "must not be NULL", nilArg)
 		for _, p := range out {
