@@ -86,11 +86,13 @@ func (f *File) MayHaveHash(h uint64) bool {
 }
 
 // Index returns the index of device in the file's directory (Devices):
-// a name outside the directory's bounds is ruled out by a comparison, one
-// the filter rules out by a block, the others by a binary search.
+// a name the filter rules out costs a block of it (one cache line), the
+// others a comparison with the directory's bounds and a binary search.
+// The filter comes first: a point read looks in every file, most of
+// which it rules out, and each bound is a name to fetch from memory.
 func (f *File) Index(device string) (int, bool) {
 	devs := f.devices
-	if len(devs) == 0 || device < devs[0] || device > devs[len(devs)-1] || !f.MayHave(device) {
+	if len(devs) == 0 || !f.MayHave(device) || device < devs[0] || device > devs[len(devs)-1] {
 		return 0, false
 	}
 	i := sort.SearchStrings(devs, device)
