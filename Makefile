@@ -69,6 +69,7 @@ crash:
 FUZZTIME ?= 5m
 fuzz:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz FuzzImport -fuzztime $(FUZZTIME) ./internal/cdata/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/flatjson/
 
 bench: bench-go bench-c bench-python
 
