@@ -351,11 +351,12 @@ int arcadego_scan(arcadego_db *db, const char *request_json, struct ArrowArraySt
 **                read fails this call.
 ** and, unless schema_id_out is NULL:
 **   *schema_id_out  a number for the schema's layout (names, formats,
-**                dictionaries, flags), the same for every result of the
-**                same layout while the library is loaded, or 0 (none
-**                given: past 4,096 distinct layouts). A caller that kept
-**                what it made of an earlier schema of that id may release
-**                this one unread.
+**                dictionaries, flags): results of one layout get the same
+**                number while the library has room to remember it (a few
+**                MiB of layouts; then it starts over with new numbers),
+**                and a number is never given to two layouts. A caller that
+**                kept what it made of an earlier schema of that number may
+**                release this one unread.
 ** On failure all three are left released and the id is 0. Errors as
 ** arcadego_scan's.
 */

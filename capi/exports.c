@@ -206,6 +206,7 @@ int arcadego_scan_first(arcadego_db *db, const char *request_json, struct ArrowS
 }
 
 int arcadego_aggregate(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err) {
+  clear_outputs(NULL, NULL, out);
   GUARD(err);
   return ag_go_aggregate((uintptr_t)db, (char *)request_json, out, err);
 }
@@ -216,6 +217,7 @@ int arcadego_explain(arcadego_db *db, const char *request_json, char **plan_out,
 }
 
 int arcadego_last(arcadego_db *db, const char *request_json, struct ArrowArrayStream *out, char **err) {
+  clear_outputs(NULL, NULL, out);
   GUARD(err);
   return ag_go_last((uintptr_t)db, (char *)request_json, out, err);
 }

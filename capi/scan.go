@@ -332,15 +332,15 @@ func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_A
 				return r.scanError(err)
 			}
 		}
+		if schemaID != nil {
+			*schemaID = C.uint64_t(resultSchemas.id(r.cols.Layout()))
+		}
 		if r.ended && r.held == nil {
 			r.rows.Close()
 		} else if err := openResult(r, restOut); err != nil {
 			return err
 		}
-		if schemaID != nil {
-			*schemaID = C.uint64_t(resultSchemas.id(r.cols.Layout()))
-		}
-		done = true
+		done = true // nothing may fail after the rest stream is made
 		return nil
 	})
 }
@@ -351,25 +351,35 @@ func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_A
 // importing the batch (15 of a point read's 24 µs of imports).
 var resultSchemas = schemaIDs{ids: map[string]uint64{}}
 
-// maxSchemaIDs bounds the table: results of schemas past it have id 0.
-const maxSchemaIDs = 4096
+// maxSchemaBytes bounds the layouts the table keeps: past it, the table
+// starts over, and a layout seen before gets a new id. Ids are never
+// given twice, so a caller's schema of an old id is never taken for a
+// new layout.
+const maxSchemaBytes = 4 << 20
 
 type schemaIDs struct {
-	mu  sync.Mutex
-	ids map[string]uint64 // by cdata.Result.Layout
+	mu    sync.Mutex
+	ids   map[string]uint64 // by cdata.Result.Layout
+	bytes int               // of the layouts in ids
+	last  uint64            // the last id given
 }
 
 // id returns the id of the schema of the given layout, numbering it if it
-// is new, or 0 when the table is full.
+// is new.
 func (t *schemaIDs) id(layout string) uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	id, ok := t.ids[layout]
-	if !ok && len(t.ids) < maxSchemaIDs {
-		id = uint64(len(t.ids)) + 1
-		t.ids[layout] = id
+	if id, ok := t.ids[layout]; ok {
+		return id
 	}
-	return id
+	if t.bytes+len(layout) > maxSchemaBytes {
+		clear(t.ids)
+		t.bytes = 0
+	}
+	t.last++
+	t.ids[layout] = t.last
+	t.bytes += len(layout)
+	return t.last
 }
 
 // startScan parses a scan request and starts the scan it asks for.
@@ -512,9 +522,9 @@ func agResultNext(cr *C.struct_ag_result, out *C.struct_ArrowArray) C.int {
 
 // exportNext exports the next batch into out, left released at the end.
 // A canceled scan stops here even with a batch in hand (held), as the
-// scan itself would before reading it.
+// scan itself would before reading it; one at its end stays at its end.
 func (r *result) exportNext(out *C.struct_ArrowArray) error {
-	if r.ctx != nil && r.ctx.Err() != nil {
+	if r.ctx != nil && r.ctx.Err() != nil && !(r.ended && r.held == nil) {
 		return r.scanError(fmt.Errorf("scan of %q stopped: %w", r.typeName, errs.ErrCanceled))
 	}
 	var parts []cdata.Part

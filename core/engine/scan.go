@@ -96,10 +96,11 @@ type Rows struct {
 	mems     []*memtable.Memtable // retained until Close
 	scanners []*segment.Scanner   // per file, made when first needed
 	filePos  []int                // per file, where Next's device lookups are (see hasNext)
-	// hits, for a scan of every device (or a prefix): each device's files
-	// and its index in each directory, found while merging the
-	// directories into the device list; nil when the scan names its
-	// devices, which Next then looks up in each file (hasNext).
+	// hits: each device's files and its index in each directory, found
+	// while merging the directories into the device list (a scan of every
+	// device or a prefix), or by looking each name up once at the start
+	// (a scan of a few named devices: lookupDevices); nil for a long list
+	// of names, which Next then looks up in each file (hasNext).
 	hits []fileHit
 	// The devices' memtable snapshots and the memtable of each, in one
 	// array for all devices (scanDevice.snapLo): a device costs no
@@ -135,7 +136,7 @@ type scanDevice struct {
 	// snaps[snapLo:snapHi] of Rows: its memtable snapshots, oldest first.
 	snapLo, snapHi int32
 	// hits[hitLo:hitHi] of Rows: the files that list the device, when the
-	// scan's device list came from merging the directories (Rows.hits).
+	// scan has hits (Rows.hits).
 	hitLo, hitHi int32
 }
 
@@ -496,7 +497,12 @@ func lookupDevices(files []*dataFile, names []string) (hitEnds []int32, hits []f
 	hits = make([]fileHit, 0, len(names)) // not nil: the scan reads through it
 	pos := make([]int, len(files))
 	for _, d := range names {
+		h := segment.DeviceHash(d)
 		for i, f := range files {
+			// A fresh lookup's filter test, with the name hashed once.
+			if pos[i] == 0 && !f.MayHaveHash(h) {
+				continue
+			}
 			if hasNext(f, &pos[i], d, math.MinInt64, math.MaxInt64) {
 				hits = append(hits, fileHit{file: int32(i), index: int32(pos[i])})
 			}
@@ -954,10 +960,10 @@ func (r *Rows) split(n int, minRows int64) []*Rows {
 		return []*Rows{r}
 	}
 	// Each device's weight: its rows, estimated from the directories' hits
-	// of a scan of every device (or a prefix); 1 for a named device, whose
-	// files a lookup each would cost more than this saves, with the rows
-	// of a file's directory entry on average for each (and the memtable
-	// rows of the named devices).
+	// (of a scan of every device, a prefix, or a few named devices); 1 for
+	// a device of a long list of names, whose files a lookup each would
+	// cost more than this saves, with the rows of a file's directory entry
+	// on average for each (and the memtable rows of the named devices).
 	ends := make([]int64, len(r.devices)) // the weight up to each device's end
 	var total int64
 	for k := range r.devices {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -23,11 +23,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Result"]
 
 
-def _make_request_encoder() -> Any:
+def _make_request_encoder() -> Callable[[dict[str, Any]], str]:
     """A function that encodes a request dict as json.dumps does, faster:
     json.dumps builds the json module's C encoder at every call, which
     costs more than encoding a small request (a point read's). Falls back
-    to json.dumps where that encoder is missing or differs."""
+    to json.dumps where that encoder is missing or differs. Unlike
+    json.dumps it does not look for cycles: a request that contains
+    itself raises RecursionError (requests are built here, from checked
+    values)."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return json.dumps
@@ -45,8 +48,10 @@ def _make_request_encoder() -> Any:
 _encode_request = _make_request_encoder()
 
 # Result schemas imported by pyarrow, by the id arcadego_scan_first gives
-# their layout (at most 4,096 ids, the library's bound).
+# their layout (never the same id for two layouts), up to _MAX_SCHEMAS of
+# them: the cache starts over when full.
 _result_schemas: dict[int, Any] = {}
+_MAX_SCHEMAS = 64
 
 
 def _stream_failure(e: BaseException) -> Error:
@@ -242,6 +247,8 @@ class Result:
             if out_schema is None:
                 out_schema = pa.Schema._import_from_c(ctypes.addressof(schema))  # moves it out
                 if schema_id.value:
+                    if len(_result_schemas) >= _MAX_SCHEMAS:
+                        _result_schemas.clear()
                     _result_schemas[schema_id.value] = out_schema
             batches = []
             if first.release:  # the import moves the batch out

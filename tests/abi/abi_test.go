@@ -1127,6 +1127,27 @@ func TestCancel(t *testing.T) {
 		assert.Equal(t, 125, se.errno, "ECANCELED")
 		assert.Contains(t, se.msg, "canceled")
 	})
+	t.Run("the rest of a first batch, one batch read ahead", func(t *testing.T) {
+		sch, arr := libc.calloc(1, unsafe.Sizeof(cSchema{})), libc.calloc(1, unsafe.Sizeof(cArray{}))
+		s := libc.calloc(1, unsafe.Sizeof(cStream{}))
+		defer libc.free(sch)
+		defer libc.free(arr)
+		defer libc.free(s)
+		code, msg := callErr(t, func(e *uintptr) int32 {
+			// Batches of one row: the one read ahead is a whole batch.
+			return lib.scanFirst(db, cstr(`{"type": "A", "batch_rows": 1}`), sch, arr, s, nil, e)
+		})
+		requireOK(t, code, msg, "scan_first")
+		releaseSchema(sch)
+		purego.SyscallN(at[cArray](arr).release, arr)
+		require.NotZero(t, at[cStream](s).release, "a second batch follows, read ahead")
+		require.Equal(t, int32(codeOK), lib.cancel(db))
+		r, err := readStream(s)
+		var se *streamError
+		require.ErrorAs(t, err, &se, "the batch read ahead is not returned after the cancel")
+		assert.Equal(t, 125, se.errno, "ECANCELED")
+		assert.Zero(t, r.batches)
+	})
 	t.Run("calls after the cancel are not affected", func(t *testing.T) {
 		r := scanResult(t, db, `{"type": "A"}`)
 		assert.Len(t, r.rows, 3)
@@ -1223,6 +1244,40 @@ func TestClosingTheDatabaseEndsItsResultStreams(t *testing.T) {
 	assert.Equal(t, 125, se.errno, "ECANCELED")
 	assert.Contains(t, se.msg, "closed")
 	assert.Equal(t, []string{"device", "time", "k", "s"}, r.names)
+}
+
+// TestClosingTheDatabaseEndsTheRestOfAFirstBatch: arcadego_scan_first's
+// rest stream, whose next batch was read ahead, says the database closed
+// rather than return that batch.
+func TestClosingTheDatabaseEndsTheRestOfAFirstBatch(t *testing.T) {
+	var db uintptr
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.open(nil, nil, &db, e) })
+	requireOK(t, code, msg, "open")
+	execDDL(t, db, schemaAB)
+	code, msg = insert(t, db, "A", "d", goodBatch(t))
+	requireOK(t, code, msg, "insert")
+
+	sch, arr := libc.calloc(1, unsafe.Sizeof(cSchema{})), libc.calloc(1, unsafe.Sizeof(cArray{}))
+	s := libc.calloc(1, unsafe.Sizeof(cStream{}))
+	defer libc.free(sch)
+	defer libc.free(arr)
+	defer libc.free(s)
+	code, msg = callErr(t, func(e *uintptr) int32 {
+		return lib.scanFirst(db, cstr(`{"type": "A", "batch_rows": 1}`), sch, arr, s, nil, e)
+	})
+	requireOK(t, code, msg, "scan_first")
+	releaseSchema(sch)
+	purego.SyscallN(at[cArray](arr).release, arr)
+	require.NotZero(t, at[cStream](s).release)
+	code, msg = callErr(t, func(e *uintptr) int32 { return lib.close(db, e) })
+	requireOK(t, code, msg, "close")
+
+	r, err := readStream(s)
+	var se *streamError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 125, se.errno, "ECANCELED")
+	assert.Contains(t, se.msg, "closed")
+	assert.Zero(t, r.batches)
 }
 
 // TestNullErrIsAccepted makes each export fail with err NULL: the status
