@@ -296,7 +296,7 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 //export ag_go_scan_first
 func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_ArrowSchema, firstOut *C.struct_ArrowArray,
 	restOut *C.struct_ArrowArrayStream, schemaID *C.uint64_t, cerr **C.char) C.int {
-	return call(cerr, func() (err error) {
+	return call(cerr, func() error {
 		if schemaOut == nil || firstOut == nil || restOut == nil {
 			return fmt.Errorf("scan_first: schema_out, first_out and rest_out must not be NULL: %w", errInvalid)
 		}
