@@ -1128,19 +1128,8 @@ func TestCancel(t *testing.T) {
 		assert.Contains(t, se.msg, "canceled")
 	})
 	t.Run("the rest of a first batch, one batch read ahead", func(t *testing.T) {
-		sch, arr := libc.calloc(1, unsafe.Sizeof(cSchema{})), libc.calloc(1, unsafe.Sizeof(cArray{}))
-		s := libc.calloc(1, unsafe.Sizeof(cStream{}))
-		defer libc.free(sch)
-		defer libc.free(arr)
+		s := firstThenRest(t, db, `{"type": "A", "batch_rows": 1}`) // the batch read ahead is a whole batch
 		defer libc.free(s)
-		code, msg := callErr(t, func(e *uintptr) int32 {
-			// Batches of one row: the one read ahead is a whole batch.
-			return lib.scanFirst(db, cstr(`{"type": "A", "batch_rows": 1}`), sch, arr, s, nil, e)
-		})
-		requireOK(t, code, msg, "scan_first")
-		releaseSchema(sch)
-		purego.SyscallN(at[cArray](arr).release, arr)
-		require.NotZero(t, at[cStream](s).release, "a second batch follows, read ahead")
 		require.Equal(t, int32(codeOK), lib.cancel(db))
 		r, err := readStream(s)
 		var se *streamError
@@ -1217,16 +1206,10 @@ func TestParallelInserts(t *testing.T) {
 // before arcadego_close still gives its schema (twice, even) and can be
 // released, but get_next fails with ECANCELED and says why.
 func TestClosingTheDatabaseEndsItsResultStreams(t *testing.T) {
-	var db uintptr
-	code, msg := callErr(t, func(e *uintptr) int32 { return lib.open(nil, nil, &db, e) })
-	requireOK(t, code, msg, "open")
-	execDDL(t, db, schemaAB)
-	code, msg = insert(t, db, "A", "d", goodBatch(t))
-	requireOK(t, code, msg, "insert")
-
+	db := openToClose(t)
 	s := libc.calloc(1, unsafe.Sizeof(cStream{}))
 	defer libc.free(s)
-	code, msg = callErr(t, func(e *uintptr) int32 { return lib.scan(db, cstr(`{"type": "A"}`), s, e) })
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.scan(db, cstr(`{"type": "A"}`), s, e) })
 	requireOK(t, code, msg, "scan")
 	code, msg = callErr(t, func(e *uintptr) int32 { return lib.close(db, e) })
 	requireOK(t, code, msg, "close")
@@ -1246,30 +1229,42 @@ func TestClosingTheDatabaseEndsItsResultStreams(t *testing.T) {
 	assert.Equal(t, []string{"device", "time", "k", "s"}, r.names)
 }
 
-// TestClosingTheDatabaseEndsTheRestOfAFirstBatch: arcadego_scan_first's
-// rest stream, whose next batch was read ahead, says the database closed
-// rather than return that batch.
-func TestClosingTheDatabaseEndsTheRestOfAFirstBatch(t *testing.T) {
+// openToClose opens a memory database of schemaAB with three rows of
+// device d, which the test closes itself.
+func openToClose(t *testing.T) uintptr {
 	var db uintptr
 	code, msg := callErr(t, func(e *uintptr) int32 { return lib.open(nil, nil, &db, e) })
 	requireOK(t, code, msg, "open")
 	execDDL(t, db, schemaAB)
 	code, msg = insert(t, db, "A", "d", goodBatch(t))
 	requireOK(t, code, msg, "insert")
+	return db
+}
 
+// firstThenRest runs arcadego_scan_first of request, releases its schema
+// and first batch, and returns the rest stream (which must be there), to
+// free after reading it.
+func firstThenRest(t *testing.T, db uintptr, request string) uintptr {
 	sch, arr := libc.calloc(1, unsafe.Sizeof(cSchema{})), libc.calloc(1, unsafe.Sizeof(cArray{}))
-	s := libc.calloc(1, unsafe.Sizeof(cStream{}))
 	defer libc.free(sch)
 	defer libc.free(arr)
-	defer libc.free(s)
-	code, msg = callErr(t, func(e *uintptr) int32 {
-		return lib.scanFirst(db, cstr(`{"type": "A", "batch_rows": 1}`), sch, arr, s, nil, e)
-	})
+	s := libc.calloc(1, unsafe.Sizeof(cStream{}))
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.scanFirst(db, cstr(request), sch, arr, s, nil, e) })
 	requireOK(t, code, msg, "scan_first")
 	releaseSchema(sch)
 	purego.SyscallN(at[cArray](arr).release, arr)
-	require.NotZero(t, at[cStream](s).release)
-	code, msg = callErr(t, func(e *uintptr) int32 { return lib.close(db, e) })
+	require.NotZero(t, at[cStream](s).release, "batches follow the first")
+	return s
+}
+
+// TestClosingTheDatabaseEndsTheRestOfAFirstBatch: arcadego_scan_first's
+// rest stream, whose next batch was read ahead, says the database closed
+// rather than return that batch.
+func TestClosingTheDatabaseEndsTheRestOfAFirstBatch(t *testing.T) {
+	db := openToClose(t)
+	s := firstThenRest(t, db, `{"type": "A", "batch_rows": 1}`) // the batch read ahead is a whole batch
+	defer libc.free(s)
+	code, msg := callErr(t, func(e *uintptr) int32 { return lib.close(db, e) })
 	requireOK(t, code, msg, "close")
 
 	r, err := readStream(s)
