@@ -94,6 +94,7 @@ bench-python: venv
 	$(VENV)/bin/python tests/bench/bench_ingest.py
 	$(VENV)/bin/python tests/bench/bench_storage.py
 	$(VENV)/bin/python tests/bench/bench_devices.py
+	$(VENV)/bin/python tests/bench/bench_calls.py
 	$(VENV)/bin/python tests/bench/bench_sum.py
 	$(VENV)/bin/python tests/bench/bench_queries.py
 	$(VENV)/bin/python tests/bench/bench_index.py
