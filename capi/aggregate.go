@@ -8,7 +8,6 @@ import "C"
 import (
 	"encoding/json"
 	"fmt"
-	"unsafe"
 
 	"github.com/arcadego/arcadego/core/engine"
 	"github.com/arcadego/arcadego/core/schema"
@@ -16,14 +15,13 @@ import (
 	"github.com/arcadego/arcadego/internal/unlocked"
 )
 
-// streamCall is the start of a call that returns a result stream: out
-// cleared (released, should the call fail), the database, and the request
+// streamCall is the start of a call that returns a result stream (out,
+// cleared by its C wrapper in exports.c): the database, and the request
 // decoded into req, whose "type" (typ) is required.
 func streamCall(what string, db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStream, req any, typ **string) (*dbHandle, error) {
 	if out == nil {
 		return nil, fmt.Errorf("%s: out is NULL: %w", what, errInvalid)
 	}
-	C.memset(unsafe.Pointer(out), 0, C.sizeof_struct_ArrowArrayStream)
 	d, err := lookupDB(uintptr(db))
 	if err != nil {
 		return nil, err

@@ -46,7 +46,8 @@ static int forked(char **err) {
   } while (0)
 
 /* clear_outputs marks the Arrow structs a call writes released (zeroed)
-** before anything can fail. */
+** before anything can fail: the Go side of a call that returns a result
+** relies on it. */
 static void clear_outputs(struct ArrowSchema *schema, struct ArrowArray *array, struct ArrowArrayStream *stream) {
   if (schema != NULL) {
     memset(schema, 0, sizeof *schema);

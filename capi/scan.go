@@ -278,7 +278,6 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 		if out == nil {
 			return fmt.Errorf("scan: out is NULL: %w", errInvalid)
 		}
-		C.memset(unsafe.Pointer(out), 0, C.sizeof_struct_ArrowArrayStream)
 		r, err := startScan(db, requestJSON)
 		if err != nil {
 			return err
@@ -288,7 +287,7 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 }
 
 // ag_go_scan_first starts a scan and reads its first batch in the same
-// call: a result that fits in one batch (a point read) costs one call
+// call (its outputs cleared by the C wrapper, as ag_go_scan's): a result that fits in one batch (a point read) costs one call
 // from C into Go instead of five (scan, get_schema, two get_next,
 // release), each of which wakes the Go runtime from where the caller's
 // own work left it.
@@ -299,12 +298,6 @@ func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_A
 	return call(cerr, func() error {
 		if schemaOut == nil || firstOut == nil || restOut == nil {
 			return fmt.Errorf("scan_first: schema_out, first_out and rest_out must not be NULL: %w", errInvalid)
-		}
-		C.memset(unsafe.Pointer(schemaOut), 0, C.sizeof_struct_ArrowSchema)
-		C.memset(unsafe.Pointer(firstOut), 0, C.sizeof_struct_ArrowArray)
-		C.memset(unsafe.Pointer(restOut), 0, C.sizeof_struct_ArrowArrayStream)
-		if schemaID != nil {
-			*schemaID = 0
 		}
 		r, err := startScan(db, requestJSON)
 		if err != nil {

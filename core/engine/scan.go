@@ -499,11 +499,13 @@ func lookupDevices(files []*dataFile, names []string) (hitEnds []int32, hits []f
 	for _, d := range names {
 		h := segment.DeviceHash(d)
 		for i, f := range files {
-			// A fresh lookup's filter test, with the name hashed once.
-			if pos[i] == 0 && !f.MayHaveHash(h) {
-				continue
+			found := false
+			if pos[i] == 0 { // not found in f yet: its filter, the name hashed once
+				pos[i], found = f.IndexHash(d, h) // 0 when not found
+			} else { // past an earlier name: forward from there
+				found = hasNext(f, &pos[i], d, math.MinInt64, math.MaxInt64)
 			}
-			if hasNext(f, &pos[i], d, math.MinInt64, math.MaxInt64) {
+			if found {
 				hits = append(hits, fileHit{file: int32(i), index: int32(pos[i])})
 			}
 		}

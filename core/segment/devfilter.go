@@ -90,9 +90,13 @@ func (f *File) MayHaveHash(h uint64) bool {
 // others a comparison with the directory's bounds and a binary search.
 // The filter comes first: a point read looks in every file, most of
 // which it rules out, and each bound is a name to fetch from memory.
-func (f *File) Index(device string) (int, bool) {
+func (f *File) Index(device string) (int, bool) { return f.IndexHash(device, DeviceHash(device)) }
+
+// IndexHash is Index of a device whose DeviceHash is h: a lookup of one
+// name in many files hashes it once.
+func (f *File) IndexHash(device string, h uint64) (int, bool) {
 	devs := f.devices
-	if len(devs) == 0 || !f.MayHave(device) || device < devs[0] || device > devs[len(devs)-1] {
+	if len(devs) == 0 || !f.MayHaveHash(h) || device < devs[0] || device > devs[len(devs)-1] {
 		return 0, false
 	}
 	i := sort.SearchStrings(devs, device)
