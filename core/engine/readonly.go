@@ -38,7 +38,7 @@ func openReadOnly(db *DB) (*DB, error) {
 	for range readOnlyAttempts {
 		if err = db.loadReadOnly(); err == nil {
 			db.catalog.Store(db.pending)
-			gcpace.Track(db)
+			gcpace.Track(paced{db})
 			return db, nil
 		}
 		db.release()
