@@ -1,6 +1,7 @@
 package memtable
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -119,25 +120,31 @@ func TestClearGivesSlabsBack(t *testing.T) {
 	require.Zero(t, m.MemoryUsage())
 }
 
-// TestSmallChunkKeepsNoIDTable: a device of a few columns written again
-// and again with the same columns has no id table; one that outgrows
-// smallChunkCols gets one, and reads the same.
+// TestSmallChunkKeepsNoIDTable: a device of up to smallChunkCols columns
+// written again and again, in its columns' order or not, has no id table;
+// one that outgrows smallChunkCols gets one, and reads the same.
 func TestSmallChunkKeepsNoIDTable(t *testing.T) {
 	c := New(Options{}).Chunk(1, "d")
-	five := idRange(0, 5)
+	ten := idRange(0, 10)
 	for w := range 3 {
-		require.NoError(t, c.Write(int64Tablet(seq(w*10, 10), five, nil), five))
-		require.Nil(t, c.index.Load(), "write %d: no id table for 5 columns", w)
+		ids := slices.Clone(ten)
+		if w == 2 {
+			slices.Reverse(ids) // not at their own index: found by the scan
+		}
+		require.NoError(t, c.Write(int64Tablet(seq(w*10, 10), ids, nil), ids))
+		require.Nil(t, c.index.Load(), "write %d: no id table for 10 columns", w)
 	}
-	err := c.Write(int64Tablet(seq(30, 1), []schema.PropertyID{1, 1}, nil), []schema.PropertyID{1, 1})
-	require.ErrorContains(t, err, "appears twice")
-	more := idRange(3, 6) // 3 and 4 existing, 5..8 new: 9 columns
+	for _, twice := range [][]schema.PropertyID{{1, 1}, {3, 2, 3}, {20, 21, 20}} {
+		err := c.Write(int64Tablet(seq(30, 1), twice, nil), twice)
+		require.ErrorContains(t, err, "appears twice", "%v", twice)
+	}
+	more := idRange(3, 14) // 3..9 existing, 10..16 new: 17 columns
 	require.NoError(t, c.Write(int64Tablet(seq(30, 2), more, nil), more))
-	require.NotNil(t, c.index.Load(), "9 columns: an id table")
-	require.Equal(t, 9, c.Width())
-	got := readAll(c, ref(4, "c4", schema.Int64), ref(8, "c8", schema.Int64))
+	require.NotNil(t, c.index.Load(), "17 columns: an id table")
+	require.Equal(t, 17, c.Width())
+	got := readAll(c, ref(4, "c4", schema.Int64), ref(16, "c16", schema.Int64))
 	require.Equal(t, 32, got.Rows())
 	assert.Equal(t, int64(1), got.Columns[0].Int64(0))
 	assert.Equal(t, int64(2), got.Columns[1].Int64(31))
-	assert.False(t, got.Columns[1].Valid(0), "c8 is new at row 30")
+	assert.False(t, got.Columns[1].Valid(0), "c16 is new at row 30")
 }

@@ -141,7 +141,7 @@ func TestCursorViews(t *testing.T) {
 			for b := cur.Next(); b != nil; b = cur.Next() {
 				if sorted && len(times) == 0 && rng[0] == math.MinInt64 {
 					// Int64 is dense: the first batch's column is row block 0's own block.
-					p := snap.ix.lookup(ids[2], snap.Width())
+					p := snap.pos(ids[2])
 					block := snap.st.blocks[0].slotArray()[p].vals.Load()
 					require.Same(t, block, &b.Columns[2].Values[0], "a view, not a copy")
 					require.LessOrEqual(t, b.Rows(), 8, "a view batch ends with its row block")
