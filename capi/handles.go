@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/arcadego/arcadego/core/engine"
 	"github.com/arcadego/arcadego/core/errs"
@@ -43,6 +44,8 @@ type dbHandle struct {
 	ctx    context.Context // canceled by arcadego_cancel, then replaced
 	cancel context.CancelFunc
 	txs    map[uintptr]*txHandle
+
+	lastType atomic.Pointer[string] // the type name of the last insert (see typeName)
 }
 
 // context returns the context that the next long call runs under.

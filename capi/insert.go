@@ -49,6 +49,21 @@ func importBatch(in *cdata.Input, ca *C.struct_ArrowArray, own bool) (*batch, er
 	return b, nil
 }
 
+// typeName returns the type name of an insert, given with its length:
+// the last insert's string when the bytes are the same (a loop of small
+// inserts into one type then copies none), else a copy.
+func (d *dbHandle) typeName(p *C.char, n C.size_t) (string, error) {
+	if last := d.lastType.Load(); last != nil && p != nil && uint64(n) == uint64(len(*last)) &&
+		unsafe.String((*byte)(unsafe.Pointer(p)), int(n)) == *last {
+		return *last, nil
+	}
+	name, err := goStringN("type", p, n)
+	if err == nil {
+		d.lastType.Store(&name)
+	}
+	return name, err
+}
+
 // insertArgs copies the type and device names of an insert, given with
 // their lengths (long: the name of the device column, which is required).
 func insertArgs(typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, long bool) (string, string, error) {
@@ -56,15 +71,20 @@ func insertArgs(typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t
 	if err != nil {
 		return "", "", err
 	}
+	dev, err := deviceArg(device, deviceLen, long)
+	return name, dev, err
+}
+
+// deviceArg copies the device name of an insert, given with its length
+// (long: the name of the device column, which is required).
+func deviceArg(device *C.char, deviceLen C.size_t, long bool) (string, error) {
 	if long {
-		col, err := goStringN("device column", device, deviceLen)
-		return name, col, err
+		return goStringN("device column", device, deviceLen)
 	}
 	if device == nil {
-		return name, "", nil
+		return "", nil
 	}
-	dev, err := goStringN("device", device, deviceLen)
-	return name, dev, err
+	return goStringN("device", device, deviceLen)
 }
 
 //export ag_go_tx_insert
@@ -78,21 +98,9 @@ func ag_go_tx_insert_long(tx C.uintptr_t, typ *C.char, typLen C.size_t, deviceCo
 }
 
 func txInsert(tx C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return insertOne(cerr, typ, typLen, device, deviceLen, long, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
+	return insertOne(cerr, typ, typLen, device, deviceLen, long, cs, ca, func() (*dbHandle, *txHandle, error) {
 		t, err := lookupTx(uintptr(tx))
-		if err != nil {
-			return "", nil, err
-		}
-		// The batch is released when the call returns: the transaction copies it.
-		return t.db.timeColumn, func(name, dev string, tab *tablet.Tablet) error {
-			return t.use(func(tx *engine.Tx) error {
-				t.cells += cells(tab)
-				if long {
-					return tx.InsertLong(name, dev, tab)
-				}
-				return tx.Insert(name, dev, tab)
-			})
-		}, nil
+		return nil, t, err
 	})
 }
 
@@ -107,44 +115,74 @@ func ag_go_insert_long(db C.uintptr_t, typ *C.char, typLen C.size_t, deviceColum
 }
 
 func dbInsert(db C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, cerr **C.char) C.int {
-	return insertOne(cerr, typ, typLen, device, deviceLen, long, cs, ca, func() (string, func(name, dev string, tab *tablet.Tablet) error, error) {
+	return insertOne(cerr, typ, typLen, device, deviceLen, long, cs, ca, func() (*dbHandle, *txHandle, error) {
 		d, err := lookupDB(uintptr(db))
-		if err != nil {
-			return "", nil, err
-		}
-		if long {
-			return d.timeColumn, d.db.InsertLong, nil
-		}
-		return d.timeColumn, d.db.Insert, nil
+		return d, nil, err
 	})
 }
 
 // insertOne is the body of arcadego_insert, arcadego_tx_insert and their
 // _long forms (long: device names the device column): target looks up the
-// handle and says where the tablet goes; the structs are released on every
-// path.
+// database (the insert is its own commit) or the transaction the tablet
+// goes to; the structs are released on every path. A small insert makes
+// no closure and no method value on the heap: at a few microseconds an
+// insert, each allocation shows.
 func insertOne(cerr **C.char, typ *C.char, typLen C.size_t, device *C.char, deviceLen C.size_t, long bool, cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray,
-	target func() (timeColumn string, insert func(name, dev string, tab *tablet.Tablet) error, err error)) C.int {
+	target func() (*dbHandle, *txHandle, error)) C.int {
 	return call(cerr, func() error {
 		return guarded(func() error {
-			defer C.ag_release_array(ca)
-			defer C.ag_release_schema(cs)
-			timeColumn, insert, err := target()
+			defer releaseInput(cs, ca)
+			d, t, err := target()
 			if err != nil {
 				return err
 			}
-			name, dev, err := insertArgs(typ, typLen, device, deviceLen, long)
+			if t != nil {
+				d = t.db
+			}
+			name, err := d.typeName(typ, typLen)
 			if err != nil {
 				return err
 			}
-			b, err := importOne(cs, ca, timeColumn)
+			dev, err := deviceArg(device, deviceLen, long)
+			if err != nil {
+				return err
+			}
+			b, err := importOne(cs, ca, d.timeColumn)
 			if err != nil {
 				return err
 			}
 			defer b.release()
-			return unlocked.If(cells(b.Tablet) >= unlockedCells, func() error { return insert(name, dev, b.Tablet) })
+			if t != nil {
+				// The batch is released when the call returns: the transaction copies it.
+				return t.use(func(tx *engine.Tx) error {
+					t.cells += cells(b.Tablet)
+					if long {
+						return tx.InsertLong(name, dev, b.Tablet)
+					}
+					return tx.Insert(name, dev, b.Tablet)
+				})
+			}
+			if cells(b.Tablet) >= unlockedCells {
+				return unlocked.Run(func() error { return commitTablet(d.db, long, name, dev, b.Tablet) })
+			}
+			return commitTablet(d.db, long, name, dev, b.Tablet)
 		})
 	})
+}
+
+// commitTablet inserts tab into db as a commit of its own.
+func commitTablet(db *engine.DB, long bool, name, dev string, tab *tablet.Tablet) error {
+	if long {
+		return db.InsertLong(name, dev, tab)
+	}
+	return db.Insert(name, dev, tab)
+}
+
+// releaseInput releases an insert's Arrow structs (released ones are left
+// as they are).
+func releaseInput(cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray) {
+	C.ag_release_schema(cs)
+	C.ag_release_array(ca)
 }
 
 // unlockedCells is the fewest cells (rows x columns) of an insert that

@@ -1317,3 +1317,19 @@ func TestNullErrIsAccepted(t *testing.T) {
 		t.Run(name, func(t *testing.T) { assert.Equal(t, int32(c.code), c.call()) })
 	}
 }
+
+// TestInsertsIntoTypesOfOneLength: the library keeps the type name of the
+// last insert to spare a copy when the next names the same type; names of
+// the same length, each from a buffer of its own, still go to their own
+// types.
+func TestInsertsIntoTypesOfOneLength(t *testing.T) {
+	db := openDB(t, "", `{"auto_create": true}`)
+	for i, typ := range []string{"t1", "t2", "t1", "t1", "t3", "t2"} {
+		b := exportBatch(t, 1, int64Col("time", []int64{int64(i)}, nil), int64Col("v", []int64{int64(i)}, nil))
+		code, msg := insert(t, db, typ, "d", b)
+		require.Equal(t, codeOK, code, msg)
+	}
+	for typ, want := range map[string][]any{"t1": {int64(0), int64(2), int64(3)}, "t2": {int64(1), int64(5)}, "t3": {int64(4)}} {
+		assert.Equal(t, want, scanResult(t, db, `{"type": "`+typ+`"}`).column("v"), typ)
+	}
+}
