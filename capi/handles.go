@@ -45,7 +45,8 @@ type dbHandle struct {
 	cancel context.CancelFunc
 	txs    map[uintptr]*txHandle
 
-	lastType atomic.Pointer[string] // the type name of the last insert (see typeName)
+	lastType atomic.Pointer[string]     // the type name of the last insert (see typeName)
+	lastPlan atomic.Pointer[resultPlan] // the result schema of the last scan of a whole type
 }
 
 // context returns the context that the next long call runs under.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arcadego/arcadego/core/engine"
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/internal/cdata"
 	"github.com/arcadego/arcadego/internal/flatjson"
 	"github.com/arcadego/arcadego/internal/unlocked"
@@ -39,6 +40,7 @@ type result struct {
 	bufs      *decodeBuffers
 	mem       cdata.Memory // exportMemory, with bufs' blocks to point to
 	cols      *cdata.Result
+	schemaID  uint64          // the layout id of cols (0: not taken yet)
 	batchRows int             // the most rows of a batch
 	held      *engine.Batch   // read from rows, not yet exported
 	ended     bool            // rows has no more batches
@@ -331,7 +333,10 @@ func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_A
 			}
 		}
 		if schemaID != nil {
-			*schemaID = C.uint64_t(resultSchemas.id(r.cols.Layout()))
+			if r.schemaID == 0 {
+				r.schemaID = resultSchemas.id(r.cols.Layout())
+			}
+			*schemaID = C.uint64_t(r.schemaID)
 		}
 		if r.ended && r.held == nil {
 			r.rows.Close()
@@ -380,6 +385,39 @@ func (t *schemaIDs) id(layout string) uint64 {
 	return t.last
 }
 
+// resultPlan is the result schema of a scan of every property of a type
+// (as the type was: a DDL makes a new *schema.Type), and its layout id.
+type resultPlan struct {
+	typ        *schema.Type
+	withDevice bool
+	cols       *cdata.Result
+	id         uint64
+}
+
+// resultPlan returns the result schema of a scan of typ's props: the last
+// scan's when it read all of the same type the same way (a loop of point
+// reads builds it once; it was nine allocations and a hash of its layout
+// a read), else a new one, kept when all is true.
+func (d *dbHandle) resultPlan(typ *schema.Type, props []schema.Property, withDevice, all bool) (*resultPlan, error) {
+	if p := d.lastPlan.Load(); all && p != nil && p.typ == typ && p.withDevice == withDevice {
+		return p, nil
+	}
+	var unit, zone string
+	if typ.TimeSet {
+		unit, zone = typ.TimeUnit, typ.TimeZone
+	}
+	cols, err := cdata.NewResult(d.timeColumn, unit, zone, props, withDevice)
+	if err != nil {
+		return nil, err
+	}
+	p := &resultPlan{typ: typ, withDevice: withDevice, cols: cols}
+	if all {
+		p.id = resultSchemas.id(cols.Layout())
+		d.lastPlan.Store(p)
+	}
+	return p, nil
+}
+
 // startScan parses a scan request and starts the scan it asks for.
 func startScan(db C.uintptr_t, requestJSON *C.char) (*result, error) {
 	d, err := lookupDB(uintptr(db))
@@ -397,11 +435,7 @@ func startScan(db C.uintptr_t, requestJSON *C.char) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var unit, zone string
-	if t := rows.Type(); t.TimeSet {
-		unit, zone = t.TimeUnit, t.TimeZone
-	}
-	cols, err := cdata.NewResult(d.timeColumn, unit, zone, rows.Properties(), withDevice)
+	plan, err := d.resultPlan(rows.Type(), rows.Properties(), withDevice, req.Properties == nil)
 	if err != nil {
 		rows.Close()
 		return nil, err
@@ -410,8 +444,8 @@ func startScan(db C.uintptr_t, requestJSON *C.char) (*result, error) {
 	if batchRows <= 0 {
 		batchRows = engine.DefaultBatchRows
 	}
-	r := &result{db: d, rows: rows, typeName: req.Type, bufs: bufs, mem: exportMemory, cols: cols, batchRows: batchRows,
-		wait: rows.Waits(), ctx: ctx}
+	r := &result{db: d, rows: rows, typeName: req.Type, bufs: bufs, mem: exportMemory, cols: plan.cols, schemaID: plan.id,
+		batchRows: batchRows, wait: rows.Waits(), ctx: ctx}
 	r.mem.Owner = bufs.owner
 	r.mem.Ref = func(block uintptr) { C.ag_export_ref(*(*unsafe.Pointer)(unsafe.Pointer(&block))) }
 	return r, nil
