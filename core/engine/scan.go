@@ -180,10 +180,13 @@ func (db *DB) Scan(ctx context.Context, req ScanRequest) (*Rows, error) {
 	}
 	r.start = max(r.start, ttlCutoff(ty, time.Now())) // expired rows are not read
 	if req.Properties == nil {
-		for _, p := range ty.Properties() {
-			r.props = append(r.props, *p)
+		all := ty.Properties()
+		r.props = make([]schema.Property, len(all), len(all)+4) // room for a filter's columns
+		for i, p := range all {
+			r.props[i] = *p
 		}
 	} else {
+		r.props = make([]schema.Property, 0, len(req.Properties)+4)
 		seen := make(map[string]bool, len(req.Properties))
 		for _, name := range req.Properties {
 			p, ok := ty.Property(name)
