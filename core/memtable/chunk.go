@@ -451,7 +451,9 @@ func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, ms []mapped, m
 		b, r := row>>c.shift, row&(c.blockRows-1)
 		cnt := min(n-off, c.blockRows-r)
 		if b == len(c.blocks) {
-			if b == 0 {
+			if b == 0 && c.blocks0[0] == nil {
+				// Once: after Clear, block0 may still be read by an old
+				// snapshot, and holds the old rows' buffers.
 				c.blocks0[0] = &c.block0
 				c.blocks = c.blocks0[:1:1]
 			} else {
@@ -504,9 +506,10 @@ type segment struct {
 // from slabs that double with what the Write has used so far, bounded by
 // what the columns left may need: a write that creates 10,000 column
 // blocks makes a few dozen allocations, not 20,000, and wastes at most
-// about as much as it used. The first slab has room for slabFirstTakes
-// requests like the first: a new device of 10 columns of one width takes
-// three allocations for its values, not five.
+// about as much as it used (the first slab, at most three requests'
+// worth). The first slab has room for slabFirstTakes requests like the
+// first: a new device of 10 columns of one width takes three allocations
+// for its values, not five.
 type writer struct {
 	c     *Chunk
 	delta int64
@@ -523,7 +526,8 @@ const slabBytes = 256 << 10
 
 // slabFirstTakes is how many requests of its size a Write's first slab
 // of a kind holds (fewer if fewer columns are left): at most 3 requests'
-// worth is wasted when the other columns need no new block.
+// worth is wasted when the other columns need no new block. Later slabs
+// double with what the Write used.
 const slabFirstTakes = 4
 
 type slab[T any] struct {
@@ -540,7 +544,11 @@ func (s *slab[T]) takeFrom(src *slabSource, n, left int) []T {
 	if n > len(s.free) {
 		var zero T
 		elems := slabBytes / int(unsafe.Sizeof(zero))
-		size := max(n, min(max(s.taken, n*slabFirstTakes), n*left, elems))
+		want := s.taken // doubling what the Write used
+		if want == 0 {
+			want = n * slabFirstTakes
+		}
+		size := max(n, min(want, n*left, elems))
 		if src != nil && size == elems {
 			b := src.get()
 			s.free = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), elems)

@@ -597,3 +597,28 @@ func TestSmallMappingStopsWhereTheChunkOutgrowsIt(t *testing.T) {
 	require.ErrorContains(t, err, "unknown property type 200", "the Write itself checks every column")
 	require.Equal(t, 1, c.Width(), "and a failed Write adds none")
 }
+
+// TestClearedChunkStartsWithAFreshRowBlock: a chunk's first row block
+// lives in the chunk; after Clear the next write must not find the old
+// rows' slots and times there (a null column read back the old values,
+// and a write at row 0 of a column whose old block started later went
+// out of bounds).
+func TestClearedChunkStartsWithAFreshRowBlock(t *testing.T) {
+	m := New(Options{BlockRows: 8})
+	c := m.Chunk(1, "d")
+	require.NoError(t, c.Write(tab(seq(0, 2), i64("a", int64(1), int64(2)), i64("b", int64(10), int64(20))), ids(1, 2)))
+	old := c.Snapshot()
+	c.Clear()
+	require.NoError(t, c.Write(tab(seq(0, 2), i64("c", int64(7), int64(8)), i64("e", nil, nil)), ids(3, 4)))
+	got := readAll(c, ref(3, "c", schema.Int64), ref(4, "e", schema.Int64))
+	assert.Equal(t, []any{int64(7), int64(8)}, column(got, 0))
+	assert.Equal(t, []any{nil, nil}, column(got, 1), "b's old values must not show as e")
+	kept := old.Read([]ColumnRef{ref(2, "b", schema.Int64)}, math.MinInt64, math.MaxInt64)
+	assert.Equal(t, []any{int64(10), int64(20)}, column(kept, 0), "a snapshot from before Clear reads what it saw")
+
+	c = m.Chunk(1, "e")
+	require.NoError(t, c.Write(tab(seq(0, 4), i64("a", nil, nil, nil, int64(3))), ids(1)))
+	c.Clear()
+	require.NoError(t, c.Write(tab(seq(0, 1), i64("a", int64(5))), ids(1)))
+	assert.Equal(t, []any{int64(5)}, column(readAll(c, ref(1, "a", schema.Int64)), 0))
+}
