@@ -79,24 +79,17 @@ const joinBelow = 8192
 // nextParts returns the parts of the next result batch, none at the end
 // of the stream: the scan's batches in order, those of fewer than
 // joinBelow rows joined up to batchRows rows. The scan may reuse a
-// batch's memory at its next Next, so a part is cloned before the scan is
-// read again, unless it is stable (memtable rows, often views of the
-// memtable's blocks: copied once, into the result). A result of one small
-// batch, such as a device's rows, is then exported from the scan's memory
-// without a copy of its own.
+// batch's memory at its next Next, so a batch kept across it is cloned,
+// unless it is stable (memtable rows, often views of the memtable's
+// blocks: copied once, into the result).
 func (r *result) nextParts() ([]cdata.Part, error) {
 	var parts []cdata.Part
-	var unstable []int // parts still in the scan's memory
 	rows := 0
 	for rows < r.batchRows {
 		if r.held == nil {
 			if r.ended {
 				break
 			}
-			for _, i := range unstable {
-				parts[i].Rows = parts[i].Rows.Clone()
-			}
-			unstable = unstable[:0]
 			b, ok := r.rows.Next()
 			if !ok {
 				r.ended = true
@@ -111,14 +104,16 @@ func (r *result) nextParts() ([]cdata.Part, error) {
 		if len(parts) > 0 && (m >= joinBelow || rows+m > r.batchRows) {
 			break // it starts the next batch
 		}
-		parts = append(parts, cdata.Part{Device: r.held.Device, Devices: r.held.Devices, Rows: r.held.Rows})
 		if m >= joinBelow {
+			parts = append(parts, cdata.Part{Device: r.held.Device, Devices: r.held.Devices, Rows: r.held.Rows})
 			r.held = nil
 			break
 		}
+		part := r.held.Rows
 		if !r.held.Stable {
-			unstable = append(unstable, len(parts)-1)
+			part = part.Clone()
 		}
+		parts = append(parts, cdata.Part{Device: r.held.Device, Devices: r.held.Devices, Rows: part})
 		rows += m
 		r.held = nil
 	}
