@@ -12,6 +12,7 @@ import (
 
 	"github.com/arcadego/arcadego/core/engine"
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 	"github.com/arcadego/arcadego/internal/cdata"
 	"github.com/arcadego/arcadego/internal/unlocked"
@@ -58,7 +59,7 @@ func (d *dbHandle) typeName(p *C.char, n C.size_t) (string, error) {
 		return *last, nil
 	}
 	name, err := goStringN("type", p, n)
-	if err == nil {
+	if err == nil && len(name) <= schema.MaxNameLen { // a name too long to be a type's is not kept
 		d.lastType.Store(&name)
 	}
 	return name, err
@@ -154,13 +155,16 @@ func insertOne(cerr **C.char, typ *C.char, typLen C.size_t, device *C.char, devi
 			defer b.release()
 			if t != nil {
 				// The batch is released when the call returns: the transaction copies it.
-				return t.use(func(tx *engine.Tx) error {
-					t.cells += cells(b.Tablet)
-					if long {
-						return tx.InsertLong(name, dev, b.Tablet)
-					}
-					return tx.Insert(name, dev, b.Tablet)
-				})
+				add := func() error {
+					return t.use(func(tx *engine.Tx) error {
+						t.cells += cells(b.Tablet)
+						if long {
+							return tx.InsertLong(name, dev, b.Tablet)
+						}
+						return tx.Insert(name, dev, b.Tablet)
+					})
+				}
+				return unlocked.If(cells(b.Tablet) >= unlockedCells, add)
 			}
 			if cells(b.Tablet) >= unlockedCells {
 				return unlocked.Run(func() error { return commitTablet(d.db, long, name, dev, b.Tablet) })

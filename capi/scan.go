@@ -40,7 +40,7 @@ type result struct {
 	bufs      *decodeBuffers
 	mem       cdata.Memory // exportMemory, with bufs' blocks to point to
 	cols      *cdata.Result
-	schemaID  uint64          // the layout id of cols (0: not taken yet)
+	plan      *resultPlan     // cols and their layout id
 	batchRows int             // the most rows of a batch
 	held      *engine.Batch   // read from rows, not yet exported
 	ended     bool            // rows has no more batches
@@ -328,10 +328,7 @@ func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_A
 			}
 		}
 		if schemaID != nil {
-			if r.schemaID == 0 {
-				r.schemaID = resultSchemas.id(r.cols.Layout())
-			}
-			*schemaID = C.uint64_t(r.schemaID)
+			*schemaID = C.uint64_t(r.plan.schemaID())
 		}
 		if r.ended && r.held == nil {
 			r.rows.Close()
@@ -386,13 +383,21 @@ type resultPlan struct {
 	typ        *schema.Type
 	withDevice bool
 	cols       *cdata.Result
-	id         uint64
+	idOnce     sync.Once
+	id         uint64 // the layout id of cols, taken by the first scan_first that wants it
+}
+
+// schemaID returns the layout id of p's schema.
+func (p *resultPlan) schemaID() uint64 {
+	p.idOnce.Do(func() { p.id = resultSchemas.id(p.cols.Layout()) })
+	return p.id
 }
 
 // resultPlan returns the result schema of a scan of typ's props: the last
 // scan's when it read all of the same type the same way (a loop of point
 // reads builds it once; it was nine allocations and a hash of its layout
-// a read), else a new one, kept when all is true.
+// a read), else a new one, kept when all is true. Its layout id is taken
+// when first asked for (arcadego_scan asks none).
 func (d *dbHandle) resultPlan(typ *schema.Type, props []schema.Property, withDevice, all bool) (*resultPlan, error) {
 	if p := d.lastPlan.Load(); all && p != nil && p.typ == typ && p.withDevice == withDevice {
 		return p, nil
@@ -407,7 +412,6 @@ func (d *dbHandle) resultPlan(typ *schema.Type, props []schema.Property, withDev
 	}
 	p := &resultPlan{typ: typ, withDevice: withDevice, cols: cols}
 	if all {
-		p.id = resultSchemas.id(cols.Layout())
 		d.lastPlan.Store(p)
 	}
 	return p, nil
@@ -439,7 +443,7 @@ func startScan(db C.uintptr_t, requestJSON *C.char) (*result, error) {
 	if batchRows <= 0 {
 		batchRows = engine.DefaultBatchRows
 	}
-	r := &result{db: d, rows: rows, typeName: req.Type, bufs: bufs, mem: exportMemory, cols: plan.cols, schemaID: plan.id,
+	r := &result{db: d, rows: rows, typeName: req.Type, bufs: bufs, mem: exportMemory, cols: plan.cols, plan: plan,
 		batchRows: batchRows, wait: rows.Waits(), ctx: ctx}
 	r.mem.Owner = bufs.owner
 	r.mem.Ref = func(block uintptr) { C.ag_export_ref(*(*unsafe.Pointer)(unsafe.Pointer(&block))) }
