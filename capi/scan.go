@@ -289,10 +289,10 @@ func ag_go_scan(db C.uintptr_t, requestJSON *C.char, out *C.struct_ArrowArrayStr
 }
 
 // ag_go_scan_first starts a scan and reads its first batch in the same
-// call (its outputs cleared by the C wrapper, as ag_go_scan's): a result that fits in one batch (a point read) costs one call
-// from C into Go instead of five (scan, get_schema, two get_next,
-// release), each of which wakes the Go runtime from where the caller's
-// own work left it.
+// call (its outputs cleared by the C wrapper, as ag_go_scan's): a result
+// that fits in one batch (a point read) costs one call from C into Go
+// instead of five (scan, get_schema, two get_next, release), each of
+// which wakes the Go runtime from where the caller's own work left it.
 //
 //export ag_go_scan_first
 func ag_go_scan_first(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_ArrowSchema, firstOut *C.struct_ArrowArray,

@@ -585,10 +585,7 @@ func (p *directPart) meets(f *dataFile, hashes []uint64) bool {
 // batch's 18 files, on a core the batch's own files were waiting for.
 func (p *directPart) meetsFiltered(f *dataFile, hashes []uint64) bool {
 	for i, h := range hashes {
-		if !f.MayHaveHash(h) {
-			continue
-		}
-		if j, ok := f.Index(p.devices[i]); ok {
+		if j, ok := f.IndexHash(p.devices[i], h); ok { // the filter first, the name hashed once
 			s := p.spans[i]
 			if _, first, last := f.DeviceAt(j); last >= s[0] && first <= s[1] {
 				return true

@@ -866,11 +866,10 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 	if err != nil {
 		return nil, fmt.Errorf("flush: %w", err)
 	}
-	defer w.Abort() // a no-op once closed; else (a panic, which par.Do reports) its goroutines end and its file goes
-	fail := func(err error) (*newFile, error) {
-		w.Abort()
-		return nil, fmt.Errorf("flush: %w", err)
-	}
+	// A no-op once closed; else (a failure, or a panic that par.Do
+	// reports) the writer's goroutines end and its file is removed.
+	defer w.Abort()
+	fail := func(err error) (*newFile, error) { return nil, fmt.Errorf("flush: %w", err) }
 	scanners := make([]*segment.Scanner, len(olds))
 	for i, f := range olds {
 		scanners[i] = f.Scanner(layout.Columns)

@@ -255,13 +255,20 @@ func TestTooManyRowGroups(t *testing.T) {
 		times[i] = int64(i)
 	}
 	require.NoError(t, w.Append("d", &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Doubles("x", make([]float64, n), nil)}}))
-	_, err = w.Close()
-	require.ErrorIs(t, err, errs.ErrInvalidArgument)
-	assert.Contains(t, err.Error(), "32768 row groups, more than the 32767")
+	requireCloseLeavesNothing(t, w, dir, errs.ErrInvalidArgument, "32768 row groups, more than the 32767")
+}
+
+// requireCloseLeavesNothing closes w, which must fail with kind and a
+// message holding msg; aborted, it leaves nothing in dir.
+func requireCloseLeavesNothing(t *testing.T, w *Writer, dir string, kind error, msg string) {
+	t.Helper()
+	_, err := w.Close()
+	require.ErrorIs(t, err, kind)
+	assert.Contains(t, err.Error(), msg)
 	w.Abort()
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	assert.Empty(t, entries)
+	assert.Empty(t, entries, "the failed file is left behind")
 }
 
 // TestLevelsPerPage: in a chunk with a null, the pages without one have a

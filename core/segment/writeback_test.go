@@ -87,11 +87,5 @@ func TestBackgroundFsyncFailureFailsTheFile(t *testing.T) {
 	w, err := Create(path, l, WriterOptions{Sync: true})
 	require.NoError(t, err)
 	require.NoError(t, w.Append("d", tb))
-	_, err = w.Close()
-	require.ErrorIs(t, err, errs.ErrIO)
-	assert.Contains(t, err.Error(), "injected: fsync failed")
-	w.Abort()
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	assert.Empty(t, entries, "the failed file is left behind")
+	requireCloseLeavesNothing(t, w, dir, errs.ErrIO, "injected: fsync failed")
 }

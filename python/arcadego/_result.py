@@ -68,6 +68,18 @@ def _stream_failure(e: BaseException) -> Error:
     return StorageError(message)
 
 
+def _read_rest(reader: Any, pa: ModuleType) -> Iterator[Any]:
+    """The batches of a result's RecordBatchReader, a failure of the
+    library's stream raised as arcadego's error; the reader is closed
+    however the reading ends."""
+    try:
+        yield from reader
+    except (OSError, pa.ArrowException) as e:
+        raise _stream_failure(e) from e
+    finally:
+        reader.close()
+
+
 class Result:
     """The rows of one scan, converted on demand.
 
@@ -119,8 +131,7 @@ class Result:
     def _scan(self, request: bytes | None = None) -> int:
         """Start the scan of ``request`` (JSON; the Result's own by
         default) into a malloc'ed ArrowArrayStream; returns its address."""
-        _lib.check_fork()
-        handle = self._db._require_open()
+        handle = self._db._require_open()  # refuses a forked child too
         address = _cdata.malloc_stream()
         err = ctypes.c_void_p()
         try:
@@ -141,8 +152,7 @@ class Result:
         first read would, at the call that made the Result, without
         listing the type's devices."""
         probe = _encode_request({**self._request, "devices": []}).encode("utf-8")
-        _lib.check_fork()
-        self._db._require_open()
+        self._db._require_open()  # refuses a forked child too
         # A probe that passed passes again until the schema changes (every
         # DDL goes through this handle); a miss here would only move the
         # error to the first read, which checks again.
@@ -166,12 +176,7 @@ class Result:
             _, batches, reader = self._open_arrow(pa)
             yield from batches
             if reader is not None:
-                try:
-                    yield from reader
-                except (OSError, pa.ArrowException) as e:
-                    raise _stream_failure(e) from e
-                finally:
-                    reader.close()
+                yield from _read_rest(reader, pa)
             return
         address = self._scan()
         batches = iter_stream(address)
@@ -234,8 +239,7 @@ class Result:
             reader = self._reader(pa)
             return reader.schema, [], reader
         _cdata.sweep_stream_capsules()
-        _lib.check_fork()
-        handle = self._db._require_open()
+        handle = self._db._require_open()  # refuses a forked child too
         schema, first, rest = _cdata.ArrowSchema(), _cdata.ArrowArray(), _cdata.ArrowArrayStream()
         schema_id, err = ctypes.c_uint64(), ctypes.c_void_p()
         try:
@@ -288,13 +292,7 @@ class Result:
         if reader is not None:
             # A batch at a time from Python, not read_all(): Ctrl-C is
             # taken between two batches instead of after the whole result.
-            try:
-                for batch in reader:
-                    batches.append(batch)
-            except (OSError, pa.ArrowException) as e:
-                raise _stream_failure(e) from e
-            finally:
-                reader.close()
+            batches.extend(_read_rest(reader, pa))
         table = pa.Table.from_batches(batches, schema=schema)
         if len(batches) <= 1:
             return table  # one chunk: one dictionary already
