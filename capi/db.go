@@ -23,6 +23,7 @@ import (
 	"github.com/arcadego/arcadego/core/gcpace"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/wal"
+	"github.com/arcadego/arcadego/internal/cdata"
 	"github.com/arcadego/arcadego/internal/unlocked"
 )
 
@@ -596,6 +597,55 @@ func ag_go_devices(db C.uintptr_t, requestJSON *C.char, jsonOut **C.char, cerr *
 		}
 		b := devicesJSON(list)
 		*jsonOut = (*C.char)(C.CBytes(append(b, 0)))
+		return nil
+	})
+}
+
+//export ag_go_device_list
+func ag_go_device_list(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_ArrowSchema, arrayOut *C.struct_ArrowArray,
+	cerr **C.char) C.int {
+	return call(cerr, func() error {
+		if schemaOut == nil || arrayOut == nil {
+			return fmt.Errorf("device_list: schema_out and array_out must not be NULL: %w", errs.ErrInvalidArgument)
+		}
+		d, err := lookupDB(uintptr(db))
+		if err != nil {
+			return err
+		}
+		var r devicesRequest
+		if err := decodeCJSON("device_list request", requestJSON, &r); err != nil {
+			return err
+		}
+		if r.Type == nil {
+			return fmt.Errorf("device_list request: \"type\" is required: %w", errs.ErrInvalidArgument)
+		}
+		var unit, zone string
+		if ty, ok := d.db.Catalog().Type(*r.Type); ok && ty.TimeSet {
+			unit, zone = ty.TimeUnit, ty.TimeZone
+		}
+		list, err := d.db.Devices(*r.Type, r.Prefix)
+		if err != nil {
+			return err
+		}
+		nameBytes := 0
+		for _, dev := range list {
+			nameBytes += len(dev.Name)
+		}
+		l, err := cdata.NewDeviceList(unit, zone, nameBytes)
+		if err != nil {
+			return err
+		}
+		if err := l.ExportSchema(&exportMemory, cdata.Addr(schemaOut)); err != nil {
+			return err
+		}
+		row := func(i int) (string, int64, int64, int64) {
+			dev := &list[i]
+			return dev.Name, dev.Rows, dev.First, dev.Last
+		}
+		if err := l.ExportBatch(&exportMemory, len(list), nameBytes, row, cdata.Addr(arrayOut)); err != nil {
+			C.ag_release_schema(schemaOut) // a failed call leaves nothing to release
+			return err
+		}
 		return nil
 	})
 }

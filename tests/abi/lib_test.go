@@ -67,6 +67,8 @@ var lib struct {
 	txDelete       func(tx uintptr, request *byte, err *uintptr) int32
 	clone          func(db uintptr, dest *byte, err *uintptr) int32
 	stats          func(db uintptr, json *uintptr, err *uintptr) int32
+	devices        func(db uintptr, request *byte, json *uintptr, err *uintptr) int32
+	deviceList     func(db uintptr, request *byte, schema, array uintptr, err *uintptr) int32
 	free           func(p uintptr)
 }
 
@@ -187,6 +189,8 @@ func load() error {
 		"arcadego_tx_delete":        &lib.txDelete,
 		"arcadego_clone":            &lib.clone,
 		"arcadego_stats":            &lib.stats,
+		"arcadego_devices":          &lib.devices,
+		"arcadego_device_list":      &lib.deviceList,
 		"arcadego_free":             &lib.free,
 	} {
 		purego.RegisterLibFunc(fn, h, name)

@@ -468,6 +468,36 @@ int main(void) {
   arcadego_free(err);
   err = NULL;
 
+  /* The same listing as one Arrow batch: device, rows, first, last. */
+  {
+    struct ArrowSchema ls;
+    struct ArrowArray la;
+    rc = arcadego_device_list(db, "{\"type\": \"A\"}", &ls, &la, &err);
+    CHECK(rc == ARCADEGO_OK, "device_list: %d %s", rc, err ? err : "");
+    arcadego_free(err);
+    err = NULL;
+    if (rc == ARCADEGO_OK) {
+      CHECK(ls.n_children == 4 && strcmp(ls.children[0]->name, "device") == 0 &&
+                strcmp(ls.children[0]->format, "u") == 0 && strcmp(ls.children[1]->name, "rows") == 0,
+            "device_list schema");
+      CHECK(la.length == 1 && la.n_children == 4, "device_list: %lld devices", (long long)la.length);
+      if (la.length == 1 && la.n_children == 4) {
+        const int32_t *offs = la.children[0]->buffers[1];
+        const char *names = la.children[0]->buffers[2];
+        const int64_t *rows = la.children[1]->buffers[1];
+        CHECK(offs[1] - offs[0] == 2 && memcmp(names + offs[0], "d1", 2) == 0 && rows[0] > 0,
+              "device_list row: %.*s, %lld rows", (int)(offs[1] - offs[0]), names + offs[0], (long long)rows[0]);
+      }
+      la.release(&la);
+      ls.release(&ls);
+    }
+    rc = arcadego_device_list(db, "{\"type\": \"Nope\"}", &ls, &la, &err);
+    CHECK(rc == ARCADEGO_NOT_FOUND && err != NULL && ls.release == NULL && la.release == NULL,
+          "device_list of an unknown type: %d", rc);
+    arcadego_free(err);
+    err = NULL;
+  }
+
   /* Flush to the types' Delta tables, checkpoint, read the counters. */
   rc = arcadego_flush(db, &err);
   CHECK(rc == ARCADEGO_OK, "flush: %d %s", rc, err ? err : "");

@@ -3,13 +3,46 @@ memtable and of the files' footers, no data scan."""
 
 from __future__ import annotations
 
+import ctypes
+import datetime as dt
+import json
+
 import pytest
 
 import arcadego
+from arcadego import _lib, _optional
+
+try:  # the type of time stamps below, whichever way devices() decodes
+    import pyarrow
+except ImportError:
+    pyarrow = None
+
+
+@pytest.fixture(params=["pyarrow", "numpy"])
+def decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """devices() reads the library's Arrow batch with pyarrow when it is
+    installed, else with numpy alone: each test runs both ways."""
+    if request.param == "numpy":
+        monkeypatch.setitem(_optional._cache, "pyarrow", None)
+    elif _optional.pyarrow() is None:
+        pytest.skip("pyarrow is not installed in this venv; the numpy case runs")
+    return str(request.param)
+
+
+def devices_json(db: arcadego.Database, type: str, prefix: str | None = None) -> dict[str, list[object]]:
+    """The listing through arcadego_devices, the JSON form of the C API."""
+    request: dict[str, str] = {"type": type}
+    if prefix is not None:
+        request["prefix"] = prefix
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    _lib.check(_lib.lib.arcadego_devices(db._require_open(), json.dumps(request).encode(), ctypes.byref(out),
+                                         ctypes.byref(err)), err)
+    doc = json.loads(_lib.take_string(out) or "{}")
+    return {k: doc.get(k) or [] for k in ("device", "rows", "first", "last")}
 
 
 @pytest.mark.parametrize("flushed", [False, True])
-def test_devices_and_prefix_scans(schema_db: arcadego.Database, flushed: bool) -> None:
+def test_devices_and_prefix_scans(schema_db: arcadego.Database, flushed: bool, decoder: str) -> None:
     names = [f"plant-{p}/dev-{d:03d}" for p in range(3) for d in range(40)]
     schema_db.insert("A", {"dev": [n for n in names for _ in range(2)], "time": [1, 5] * len(names),
                            "k": list(range(2 * len(names)))}, device_column="dev")
@@ -38,9 +71,9 @@ def test_devices_and_prefix_scans(schema_db: arcadego.Database, flushed: bool) -
         schema_db.devices("Nope")
 
 
-def test_device_names_with_quotes_and_backslashes(mem_db: arcadego.Database) -> None:
+def test_device_names_with_quotes_and_backslashes(mem_db: arcadego.Database, decoder: str) -> None:
     """devices() returns every name as written: quotes, backslashes and
-    non-ASCII included (the library writes its JSON by hand)."""
+    non-ASCII included, and the JSON form of the C API agrees."""
     mem_db.execute("CREATE DOCUMENT TYPE Q; CREATE PROPERTY Q.k INT64")
     names = ['plain', 'with "quotes"', "back\\slash", "é☃ünï", "tab-less/slash", ""]
     for i, name in enumerate(names):
@@ -50,3 +83,51 @@ def test_device_names_with_quotes_and_backslashes(mem_db: arcadego.Database) -> 
     for name, rows, first, last in zip(got["device"], got["rows"], got["first"], got["last"]):
         i = names.index(name)
         assert (rows, first, last) == (2, i, i + 1)
+    assert devices_json(mem_db, "Q") == got
+
+
+def test_devices_times_are_ints_in_the_types_unit(mem_db: arcadego.Database, decoder: str) -> None:
+    """first and last stay ints in the type's time unit, as the JSON form
+    gives them, though the Arrow batch types them as its timestamps; an
+    ASCII-only listing and one with other names decode alike."""
+    t0 = dt.datetime(2026, 1, 2, tzinfo=dt.timezone.utc)
+    ms = int(t0.timestamp() * 1000)
+    pa = pyarrow
+    for name in ("plant-1", "plant-2", "plänt-3"):
+        times = [t0, t0 + dt.timedelta(seconds=3)]
+        data = (pa.table({"time": pa.array(times, pa.timestamp("ms", "UTC")), "k": [1, 2]}) if pa is not None
+                else {"time": [ms, ms + 3000], "k": [1, 2]})
+        mem_db.insert("M", data, device=name)
+    if pa is not None:
+        assert mem_db.describe("M")["time"] == {"unit": "ms", "zone": "UTC"}
+    got = mem_db.devices("M")
+    assert got == {"device": ["plant-1", "plant-2", "plänt-3"], "rows": [2, 2, 2],
+                   "first": [ms] * 3, "last": [ms + 3000] * 3}
+    assert all(type(v) is int for v in got["first"] + got["last"] + got["rows"])
+    assert mem_db.devices("M", prefix="plant-") == {k: v[:2] for k, v in got.items()}
+    assert devices_json(mem_db, "M") == got
+    assert mem_db.devices("M", prefix="none") == {"device": [], "rows": [], "first": [], "last": []}
+
+
+@pytest.mark.skipif(pyarrow is None, reason="devices_arrow() needs pyarrow; test_no_pyarrow.py checks its message")
+def test_devices_arrow_is_devices_as_a_table(mem_db: arcadego.Database) -> None:
+    pa = pyarrow
+    t0 = dt.datetime(2026, 1, 2, tzinfo=dt.timezone.utc)
+    for i, name in enumerate(["b", "a", "é"]):
+        mem_db.insert("M", pa.table({"time": pa.array([t0 + dt.timedelta(seconds=i)], pa.timestamp("us", "UTC")),
+                                     "k": [i]}), device=name)
+    mem_db.insert("P", {"time": [5, 6], "k": [1, 2]}, device="d")
+    table = mem_db.devices_arrow("M")
+    assert table.schema == pa.schema([pa.field("device", pa.string(), nullable=False),
+                                      pa.field("rows", pa.int64(), nullable=False),
+                                      pa.field("first", pa.timestamp("us", "UTC"), nullable=False),
+                                      pa.field("last", pa.timestamp("us", "UTC"), nullable=False)])
+    assert table.column("device").to_pylist() == ["a", "b", "é"]
+    assert table.column("first").to_pylist() == [t0 + dt.timedelta(seconds=1), t0, t0 + dt.timedelta(seconds=2)]
+    as_ints = {name: (col.cast(pa.int64()) if pa.types.is_timestamp(col.type) else col).to_pylist()
+               for name, col in zip(table.column_names, table.columns)}
+    assert as_ints == mem_db.devices("M")
+    assert mem_db.devices_arrow("P").to_pydict() == {"device": ["d"], "rows": [2], "first": [5], "last": [6]}
+    assert mem_db.devices_arrow("M", prefix="zz").num_rows == 0
+    with pytest.raises(arcadego.NotFoundError, match="Nope"):
+        mem_db.devices_arrow("Nope")

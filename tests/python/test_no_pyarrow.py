@@ -159,6 +159,17 @@ def test_device_dictionary_is_decoded(mem_db: arcadego.Database) -> None:
     assert fields[1].dictionary is None
 
 
+def test_devices_without_pyarrow(mem_db: arcadego.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """devices() reads the library's Arrow batch with numpy alone."""
+    if HAVE_PYARROW:  # simulate the absence
+        monkeypatch.setitem(_optional._cache, "pyarrow", None)
+    for i, name in enumerate(["b/2", "a/1", "é-3"]):
+        mem_db.insert("D", {"time": [i, i + 10], "k": [1, 2]}, device=name)
+    assert mem_db.devices("D") == {"device": ["a/1", "b/2", "é-3"], "rows": [2, 2, 2],
+                                   "first": [1, 0, 2], "last": [11, 10, 12]}
+    assert mem_db.devices("D", prefix="b/") == {"device": ["b/2"], "rows": [2], "first": [0], "last": [10]}
+
+
 def test_missing_pyarrow_is_reported(mem_db: arcadego.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     mem_db.insert("P", {"time": [1], "k": [1]})
     if HAVE_PYARROW:  # simulate the absence
@@ -166,6 +177,8 @@ def test_missing_pyarrow_is_reported(mem_db: arcadego.Database, monkeypatch: pyt
     assert _optional.pyarrow() is None
     with pytest.raises(ImportError, match=r"arcadego\[arrow\]"):
         mem_db.scan("P").to_arrow()
+    with pytest.raises(ImportError, match=r"devices_arrow\(\) needs pyarrow"):
+        mem_db.devices_arrow("P")
     assert mem_db.scan("P").to_pylist() == [{"device": "", "time": 1, "k": 1}]
 
 
