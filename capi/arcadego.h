@@ -450,14 +450,14 @@ int arcadego_describe(arcadego_db *db, const char *type, size_t type_len, char *
 int arcadego_devices(arcadego_db *db, const char *request_json, char **json_out, char **err);
 
 /*
-** arcadego_devices as one Arrow record batch, for large fleets (no JSON to
-** build or parse: a million devices in a tenth of the time). Same request
-** and errors. On ARCADEGO_OK, *schema_out and *array_out (a struct array
-** of one row per device, sorted by name) are the caller's to release:
-** "device" (utf8, or large_utf8 when the names pass 2 GiB), "rows"
-** (int64), "first" and "last" (the type of the type's time column:
-** timestamp in its unit and zone, or int64). On failure both are left
-** released (zeroed).
+** arcadego_devices as one Arrow record batch, for large fleets: no JSON
+** to build or parse, the names in one buffer and the counts and times in
+** three. Same request and errors. On ARCADEGO_OK, *schema_out and
+** *array_out (a struct array of one row per device, sorted by name) are
+** the caller's to release: "device" (utf8, or large_utf8 when the names
+** pass 2 GiB), "rows" (int64), "first" and "last" (the type of the type's
+** time column: timestamp in its unit and zone, or int64). On failure both
+** are left released (zeroed).
 */
 int arcadego_device_list(arcadego_db *db, const char *request_json, struct ArrowSchema *schema_out,
                          struct ArrowArray *array_out, char **err);

@@ -833,7 +833,8 @@ class Database(_Schema):
             devs = db.devices("Sensor", prefix="plant-7/")
             pandas.DataFrame(devs)
         """
-        return self._device_list(type, prefix, lambda schema, batch: read_device_list(schema, batch, _optional.pyarrow()))
+        pa = _optional.pyarrow()
+        return self._device_list(type, prefix, lambda schema, batch: read_device_list(schema, batch, pa))
 
     def devices_arrow(self, type: str, prefix: str | None = None) -> pyarrow.Table:
         """:meth:`devices` as a pyarrow.Table (needs pyarrow): columns
