@@ -573,6 +573,29 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
+// listDevices parses the request of arcadego_devices or _device_list
+// (what names the call in errors) and lists the devices it asks for, with
+// the type as it was just before (nil if it was not there yet).
+func listDevices(db C.uintptr_t, requestJSON *C.char, what string) ([]engine.DeviceInfo, *schema.Type, error) {
+	d, err := lookupDB(uintptr(db))
+	if err != nil {
+		return nil, nil, err
+	}
+	var r devicesRequest
+	if err := decodeCJSON(what+" request", requestJSON, &r); err != nil {
+		return nil, nil, err
+	}
+	if r.Type == nil {
+		return nil, nil, fmt.Errorf("%s request: \"type\" is required: %w", what, errs.ErrInvalidArgument)
+	}
+	ty, _ := d.db.Catalog().Type(*r.Type)
+	list, err := d.db.Devices(*r.Type, r.Prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	return list, ty, nil
+}
+
 //export ag_go_devices
 func ag_go_devices(db C.uintptr_t, requestJSON *C.char, jsonOut **C.char, cerr **C.char) C.int {
 	return call(cerr, func() error {
@@ -580,18 +603,7 @@ func ag_go_devices(db C.uintptr_t, requestJSON *C.char, jsonOut **C.char, cerr *
 			return fmt.Errorf("devices: json_out is NULL: %w", errs.ErrInvalidArgument)
 		}
 		*jsonOut = nil
-		d, err := lookupDB(uintptr(db))
-		if err != nil {
-			return err
-		}
-		var r devicesRequest
-		if err := decodeCJSON("devices request", requestJSON, &r); err != nil {
-			return err
-		}
-		if r.Type == nil {
-			return fmt.Errorf("devices request: \"type\" is required: %w", errs.ErrInvalidArgument)
-		}
-		list, err := d.db.Devices(*r.Type, r.Prefix)
+		list, _, err := listDevices(db, requestJSON, "devices")
 		if err != nil {
 			return err
 		}
@@ -608,24 +620,13 @@ func ag_go_device_list(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_
 		if schemaOut == nil || arrayOut == nil {
 			return fmt.Errorf("device_list: schema_out and array_out must not be NULL: %w", errs.ErrInvalidArgument)
 		}
-		d, err := lookupDB(uintptr(db))
+		list, ty, err := listDevices(db, requestJSON, "device_list")
 		if err != nil {
 			return err
-		}
-		var r devicesRequest
-		if err := decodeCJSON("device_list request", requestJSON, &r); err != nil {
-			return err
-		}
-		if r.Type == nil {
-			return fmt.Errorf("device_list request: \"type\" is required: %w", errs.ErrInvalidArgument)
 		}
 		var unit, zone string
-		if ty, ok := d.db.Catalog().Type(*r.Type); ok && ty.TimeSet {
+		if ty != nil && ty.TimeSet {
 			unit, zone = ty.TimeUnit, ty.TimeZone
-		}
-		list, err := d.db.Devices(*r.Type, r.Prefix)
-		if err != nil {
-			return err
 		}
 		nameBytes := 0
 		for _, dev := range list {
