@@ -575,7 +575,7 @@ func appendJSONString(b []byte, s string) []byte {
 
 // listDevices parses the request of arcadego_devices or _device_list
 // (what names the call in errors) and lists the devices it asks for, with
-// the type as it was just before (nil if it was not there yet).
+// the type as listed.
 func listDevices(db C.uintptr_t, requestJSON *C.char, what string) ([]engine.DeviceInfo, *schema.Type, error) {
 	d, err := lookupDB(uintptr(db))
 	if err != nil {
@@ -588,12 +588,7 @@ func listDevices(db C.uintptr_t, requestJSON *C.char, what string) ([]engine.Dev
 	if r.Type == nil {
 		return nil, nil, fmt.Errorf("%s request: \"type\" is required: %w", what, errs.ErrInvalidArgument)
 	}
-	ty, _ := d.db.Catalog().Type(*r.Type)
-	list, err := d.db.Devices(*r.Type, r.Prefix)
-	if err != nil {
-		return nil, nil, err
-	}
-	return list, ty, nil
+	return d.db.DevicesOf(*r.Type, r.Prefix)
 }
 
 //export ag_go_devices
@@ -617,17 +612,28 @@ func ag_go_devices(db C.uintptr_t, requestJSON *C.char, jsonOut **C.char, cerr *
 func ag_go_device_list(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_ArrowSchema, arrayOut *C.struct_ArrowArray,
 	cerr **C.char) C.int {
 	return call(cerr, func() error {
-		if schemaOut == nil || arrayOut == nil {
-			return fmt.Errorf("device_list: schema_out and array_out must not be NULL: %w", errs.ErrInvalidArgument)
+		if schemaOut == nil {
+			return fmt.Errorf("device_list: schema_out is NULL: %w", errs.ErrInvalidArgument)
+		}
+		if arrayOut == nil {
+			return fmt.Errorf("device_list: array_out is NULL: %w", errs.ErrInvalidArgument)
 		}
 		list, ty, err := listDevices(db, requestJSON, "device_list")
 		if err != nil {
 			return err
 		}
 		var unit, zone string
-		if ty != nil && ty.TimeSet {
+		if ty.TimeSet {
 			unit, zone = ty.TimeUnit, ty.TimeZone
 		}
+		done := false
+		defer func() { // a failure (or panic) leaves both released and zeroed
+			if !done {
+				C.ag_release_array(arrayOut)
+				C.ag_release_schema(schemaOut)
+				*arrayOut, *schemaOut = C.struct_ArrowArray{}, C.struct_ArrowSchema{}
+			}
+		}()
 		nameBytes := 0
 		for _, dev := range list {
 			nameBytes += len(dev.Name)
@@ -644,9 +650,9 @@ func ag_go_device_list(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_
 			return dev.Name, dev.Rows, dev.First, dev.Last
 		}
 		if err := l.ExportBatch(&exportMemory, len(list), nameBytes, row, cdata.Addr(arrayOut)); err != nil {
-			C.ag_release_schema(schemaOut) // a failed call leaves nothing to release
 			return err
 		}
+		done = true
 		return nil
 	})
 }

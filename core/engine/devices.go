@@ -32,12 +32,19 @@ type DeviceInfo struct {
 // is that of the devices listed (and of a sort of the memtable's devices
 // when some were added since the last listing), not of a data scan.
 func (db *DB) Devices(typ, prefix string) ([]DeviceInfo, error) {
+	list, _, err := db.devices(typ, prefix, false)
+	return list, err
+}
+
+// DevicesOf is Devices, with the type as it listed it: the times are in
+// its time unit.
+func (db *DB) DevicesOf(typ, prefix string) ([]DeviceInfo, *schema.Type, error) {
 	return db.devices(typ, prefix, false)
 }
 
-// devices is Devices; with exact, of the device named prefix only (a
+// devices is DevicesOf; with exact, of the device named prefix only (a
 // lookup in each directory, not a walk of the names that start with it).
-func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, error) {
+func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, *schema.Type, error) {
 	only := func(names []string) []string { // names start with prefix, sorted
 		if exact && len(names) > 0 {
 			if names[0] != prefix {
@@ -48,14 +55,14 @@ func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, error) {
 		return names
 	}
 	if db.closed.Load() {
-		return nil, fmt.Errorf("devices: %w", errs.ErrClosed)
+		return nil, nil, fmt.Errorf("devices: %w", errs.ErrClosed)
 	}
 	if err := schema.ValidateName("type", typ); err != nil {
-		return nil, fmt.Errorf("devices: %w", err)
+		return nil, nil, fmt.Errorf("devices: %w", err)
 	}
 	ty, ok := db.catalog.Load().Type(typ)
 	if !ok {
-		return nil, fmt.Errorf("devices: type %q: %w", typ, errs.ErrNotFound)
+		return nil, nil, fmt.Errorf("devices: type %q: %w", typ, errs.ErrNotFound)
 	}
 	files, mems := db.pin(ty.ID)
 	defer unpin(files, mems)
@@ -135,7 +142,11 @@ func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, error) {
 		}
 		return false
 	}
-	return db.recount(typ, out, stale)
+	out, err := db.recount(typ, out, stale)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, ty, nil
 }
 
 // recount recounts the stale devices from their times (a scan of the time

@@ -139,3 +139,20 @@ func checkPointReads(t *testing.T, db *DB, model map[string]map[int64]map[string
 		assert.Equal(t, model[d], got, d)
 	}
 }
+
+// TestDevicesOfGivesTheTypeItListed: the listing's times are in the time
+// unit of the type DevicesOf returns with it.
+func TestDevicesOfGivesTheTypeItListed(t *testing.T) {
+	db := openMem(t, Options{AutoCreate: true})
+	require.NoError(t, db.Insert("M", "d", &tablet.Tablet{Times: []int64{1000, 3000}, TimeUnit: "ms", TimeZone: "UTC"}))
+	list, ty, err := db.DevicesOf("M", "")
+	require.NoError(t, err)
+	require.NotNil(t, ty)
+	assert.Equal(t, "M", ty.Name)
+	assert.Equal(t, "ms", ty.TimeUnit)
+	assert.Equal(t, "UTC", ty.TimeZone)
+	assert.Equal(t, []DeviceInfo{{Name: "d", Rows: 2, First: 1000, Last: 3000}}, list)
+	_, ty, err = db.DevicesOf("Nope", "")
+	require.ErrorIs(t, err, errs.ErrNotFound)
+	assert.Nil(t, ty)
+}

@@ -96,7 +96,7 @@ func (db *DB) Last(ctx context.Context, req LastRequest) ([]Batch, *schema.Type,
 			if !strings.HasPrefix(d, req.DevicePrefix) {
 				continue
 			}
-			some, err := db.devices(req.Type, d, true)
+			some, _, err := db.devices(req.Type, d, true)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("last: %w", err)
 			}
@@ -304,7 +304,7 @@ func (db *DB) lastFromFiles(ctx context.Context, ty *schema.Type, prefix string,
 			d := fresh[0]
 			fresh = fresh[1:]
 			hit = hit || d == upTo
-			infos, err := db.devices(ty.Name, d, true)
+			infos, _, err := db.devices(ty.Name, d, true)
 			if err != nil {
 				return false, fmt.Errorf("last: %w", err)
 			}

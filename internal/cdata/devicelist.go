@@ -61,8 +61,11 @@ func (l *DeviceList) ExportSchema(mem *Memory, out uintptr) error {
 // struct array into the struct ArrowArray at out (>= 4096). Their names
 // must take the nameBytes given to NewDeviceList.
 func (l *DeviceList) ExportBatch(mem *Memory, n, nameBytes int, row DeviceRow, out uintptr) error {
-	if n < 0 || nameBytes < 0 || (!l.large && nameBytes > math.MaxInt32) {
-		return fmt.Errorf("device list of %d devices and %d bytes of names for its schema: %w", n, nameBytes, errs.ErrInternal)
+	if n < 0 || nameBytes < 0 {
+		return fmt.Errorf("device list of %d devices and %d bytes of names: %w", n, nameBytes, errs.ErrInternal)
+	}
+	if !l.large && nameBytes > math.MaxInt32 {
+		return fmt.Errorf("device list: %d bytes of names pass the int32 offsets of its utf8 schema: %w", nameBytes, errs.ErrInternal)
 	}
 	const k = 4
 	offWidth := uintptr(4)

@@ -117,7 +117,8 @@ func TestExportDeviceList(t *testing.T) {
 			assert.Equal(t, arrayRelease, a.Release)
 			assert.Equal(t, listed, readDeviceList(t, a, c.large))
 
-			// The root and each column hold one reference on the block.
+			// The root and each column hold one reference on each block.
+			assert.Equal(t, int64(5), g.refs(t, s.PrivateData), "the schema's block")
 			block := a.PrivateData
 			assert.Equal(t, int64(5), g.refs(t, block))
 			for range 5 {
@@ -163,6 +164,17 @@ func TestExportDeviceListRefusesMiscountedNames(t *testing.T) {
 	}
 	_, err := NewDeviceList("weeks", "", 0)
 	require.ErrorIs(t, err, errs.ErrInternal)
+
+	// A utf8 schema cannot take names past its int32 offsets.
+	var keep arena
+	g := newGoMemory()
+	l, err := NewDeviceList("", "", 10)
+	require.NoError(t, err)
+	err = l.ExportBatch(&g.Memory, 1, math.MaxInt32+1, rowOf(listed), Addr(keep.array()))
+	require.ErrorIs(t, err, errs.ErrInternal)
+	assert.Contains(t, err.Error(), "int32 offsets")
+	assert.Empty(t, g.blocks, "nothing is allocated")
+	runtime.KeepAlive(&keep)
 }
 
 func TestExportDeviceListOutOfMemory(t *testing.T) {

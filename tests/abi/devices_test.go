@@ -122,8 +122,8 @@ func TestDeviceListRefusesBadRequests(t *testing.T) {
 	}
 	code, msg = callErr(t, func(e *uintptr) int32 { return lib.deviceList(db, cstr(`{"type": "T"}`), 0, arr, e) })
 	assert.Equal(t, codeInvalidArgument, code)
-	assert.Contains(t, msg, "must not be NULL")
+	assert.Contains(t, msg, "schema_out is NULL")
 	code, msg = callErr(t, func(e *uintptr) int32 { return lib.deviceList(db, cstr(`{"type": "T"}`), sch, 0, e) })
 	assert.Equal(t, codeInvalidArgument, code)
-	assert.Contains(t, msg, "must not be NULL")
+	assert.Contains(t, msg, "array_out is NULL")
 }

@@ -19,7 +19,8 @@ runs in its own fresh process. Figures, printed, never asserted:
     its own;
  3. devices(): the device list with row counts and time bounds, as Python
     lists and as Arrow (devices_arrow()) (DuckDB: SELECT device, count(*),
-    min(time), max(time) GROUP BY device, as Arrow), twice each;
+    min(time), max(time) GROUP BY device, as Arrow), twice each, and
+    through the JSON of arcadego_devices;
  4. a 1% device-prefix scan: plant-07/ (DuckDB: WHERE device LIKE
     'plant-07/%');
  5. the last value of one column for every device (arcadego: db.last;
@@ -151,6 +152,15 @@ def child_reads(a: dict) -> dict:
         one = lambda dev: db.scan("M", device=dev).to_arrow()  # noqa: E731
         listing = lambda: db.devices("M")  # noqa: E731
         listing_arrow = lambda: db.devices_arrow("M")  # noqa: E731
+
+        def listing_json() -> dict[str, Any]:
+            """The listing as devices() read it before: arcadego_devices' JSON."""
+            import ctypes
+            from arcadego import _lib
+            out, err = ctypes.c_void_p(), ctypes.c_void_p()
+            _lib.check(_lib.lib.arcadego_devices(db._require_open(), b'{"type": "M"}', ctypes.byref(out),
+                                                 ctypes.byref(err)), err)
+            return json.loads(_lib.take_string(out) or "{}")
         prefix = lambda: db.scan("M", device_prefix="plant-07/").to_arrow()  # noqa: E731
         latest = lambda: db.last("M", ["f0"]).to_arrow()  # noqa: E731
         write = lambda tbl: db.insert("M", tbl, device_column="device")  # noqa: E731
@@ -166,6 +176,7 @@ def child_reads(a: dict) -> dict:
         one = lambda dev: duck_arrow(db.execute("SELECT * FROM m WHERE device = ?", [dev]))  # noqa: E731
         listing = lambda: duck_arrow(db.sql("SELECT device, count(*), min(time), max(time) FROM m GROUP BY device"))  # noqa: E731
         listing_arrow = listing
+        listing_json = None
         prefix = lambda: duck_arrow(db.sql("SELECT * FROM m WHERE device LIKE 'plant-07/%'"))  # noqa: E731
         latest = lambda: duck_arrow(db.sql(  # noqa: E731
             "SELECT device, max(time), arg_max(f0, time) FILTER (WHERE f0 IS NOT NULL) FROM m GROUP BY device"))
@@ -194,10 +205,12 @@ def child_reads(a: dict) -> dict:
     r = listing_arrow()
     out["devices_arrow_s"] = time.perf_counter() - t0
     assert count(r) == out["devices_n"]
-    for key, fn in (("devices_again_s", listing), ("devices_arrow_again_s", listing_arrow)):
-        t0 = time.perf_counter()
-        fn()
-        out[key] = time.perf_counter() - t0
+    for key, fn in (("devices_again_s", listing), ("devices_arrow_again_s", listing_arrow),
+                    ("devices_json_s", listing_json)):
+        if fn is not None:
+            t0 = time.perf_counter()
+            fn()
+            out[key] = time.perf_counter() - t0
     best = None
     for _ in range(3):
         t0 = time.perf_counter()
@@ -282,6 +295,8 @@ def main() -> None:
         print(f"| the two again, in turn | {fmt_s(a[1]['devices_again_s'])} / "
               f"{fmt_s(a[1]['devices_arrow_again_s'])} | {fmt_s(d[1]['devices_again_s'])} / "
               f"{fmt_s(d[1]['devices_arrow_again_s'])} |")
+        print(f"| the same through JSON (arcadego_devices, as devices() read it before) | "
+              f"{fmt_s(a[1]['devices_json_s'])} | |")
         print(f"| 1% device-prefix scan ({a[1]['prefix_rows']:,} rows) | {fmt_s(a[1]['prefix_s'])} | {fmt_s(d[1]['prefix_s'])} |")
         print(f"| last value of one column, every device | {fmt_s(a[1]['last_s'])} | {fmt_s(d[1]['last_s'])} |")
         print(f"| the same again | {fmt_s(a[1]['last_again_s'])} | {fmt_s(d[1]['last_again_s'])} |")

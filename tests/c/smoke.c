@@ -485,12 +485,16 @@ int main(void) {
         const int32_t *offs = la.children[0]->buffers[1];
         const char *names = la.children[0]->buffers[2];
         const int64_t *rows = la.children[1]->buffers[1];
-        CHECK(offs[1] - offs[0] == 2 && memcmp(names + offs[0], "d1", 2) == 0 && rows[0] > 0,
-              "device_list row: %.*s, %lld rows", (int)(offs[1] - offs[0]), names + offs[0], (long long)rows[0]);
+        const int64_t *first = la.children[2]->buffers[1], *last = la.children[3]->buffers[1];
+        CHECK(offs[1] - offs[0] == 2 && memcmp(names + offs[0], "d1", 2) == 0 && rows[0] > 0 && first[0] <= last[0],
+              "device_list row: %.*s, %lld rows, %lld..%lld", (int)(offs[1] - offs[0]), names + offs[0],
+              (long long)rows[0], (long long)first[0], (long long)last[0]);
       }
       la.release(&la);
       ls.release(&ls);
     }
+    ls.release = release_schema; /* stale values a failed call must clear */
+    la.release = release_array;
     rc = arcadego_device_list(db, "{\"type\": \"Nope\"}", &ls, &la, &err);
     CHECK(rc == ARCADEGO_NOT_FOUND && err != NULL && ls.release == NULL && la.release == NULL,
           "device_list of an unknown type: %d", rc);
