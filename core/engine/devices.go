@@ -77,13 +77,10 @@ func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, *schema.Typ
 		}})
 	}
 	for _, m := range mems {
-		names := only(m.DevicesWithPrefix(ty.ID, prefix))
-		srcs = append(srcs, &deviceSource{names: names, info: func(_ int, name string) (int64, int64, int64) {
-			c, ok := m.Lookup(ty.ID, name)
-			if !ok {
-				return 0, 0, 0
-			}
-			s := c.Snapshot()
+		names, chunks := m.DirectoryWithPrefix(ty.ID, prefix)
+		names = only(names)
+		srcs = append(srcs, &deviceSource{names: names, info: func(i int, _ string) (int64, int64, int64) {
+			s := chunks[i].Snapshot()
 			first, last, _ := s.TimeBounds()
 			return int64(s.Rows()), first, last
 		}})

@@ -316,9 +316,9 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 				return nil, fmt.Errorf("%d rows on device %q: %v: %w", e.t.Rows(), e.device, err, errs.ErrInternal)
 			}
 		}
-		for _, d := range mem.Devices(ty.ID) {
-			c, _ := mem.Lookup(ty.ID, d)
-			rows[d] = snapRows{c.Snapshot()}
+		names, chunks := mem.Directory(ty.ID)
+		for i, d := range names {
+			rows[d] = snapRows{chunks[i].Snapshot()}
 		}
 	}
 	for _, d := range slices.Sorted(maps.Keys(rows)) {

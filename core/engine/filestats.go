@@ -152,12 +152,9 @@ type memSpans map[string][][2]int64
 func memSpansOf(ty *schema.Type, mems []*memtable.Memtable) memSpans {
 	spans := memSpans{}
 	for _, m := range mems {
-		for _, d := range m.Devices(ty.ID) {
-			c, ok := m.Lookup(ty.ID, d)
-			if !ok {
-				continue
-			}
-			if lo, hi, ok := c.Snapshot().TimeBounds(); ok {
+		names, chunks := m.Directory(ty.ID)
+		for i, d := range names {
+			if lo, hi, ok := chunks[i].Snapshot().TimeBounds(); ok {
 				spans[d] = append(spans[d], [2]int64{lo, hi})
 			}
 		}

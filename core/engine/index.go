@@ -173,12 +173,9 @@ func (db *DB) indexMemtables(cat *schema.Catalog, ops []schema.Op) {
 			refs[k] = memtable.ColumnRef{ID: p.ID, Name: p.Name, Type: p.Type}
 		}
 		for _, m := range mems {
-			for _, d := range m.Devices(ty.ID) {
-				c, ok := m.Lookup(ty.ID, d)
-				if !ok {
-					continue
-				}
-				cur := c.Snapshot().Cursor(refs, math.MinInt64, math.MaxInt64, DefaultBatchRows)
+			names, chunks := m.Directory(ty.ID)
+			for i, d := range names {
+				cur := chunks[i].Snapshot().Cursor(refs, math.MinInt64, math.MaxInt64, DefaultBatchRows)
 				for t := cur.Next(); t != nil; t = cur.Next() {
 					db.indexRows(m, []*schema.Index{ix}, write{typ: ty.ID, device: d, t: t, ids: ix.Properties})
 				}

@@ -607,9 +607,9 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 		}
 	}
 	snaps := map[string]devRows{}
-	for _, d := range imm.mem.Devices(ty.ID) {
-		c, _ := imm.mem.Lookup(ty.ID, d)
-		s := c.Snapshot()
+	names, chunks := imm.mem.Directory(ty.ID)
+	for i, d := range names {
+		s := chunks[i].Snapshot()
 		lo, hi, ok := s.TimeBounds()
 		if !ok {
 			continue

@@ -523,6 +523,37 @@ func TestMemtableChunks(t *testing.T) {
 	assert.Positive(t, sum)
 }
 
+// TestDirectoryPairsNamesWithTheirChunks: the sorted directory's chunks
+// are the map's, in the names' order, for whole lists and prefix ranges;
+// a device added after a listing is in the next one.
+func TestDirectoryPairsNamesWithTheirChunks(t *testing.T) {
+	m := New(Options{})
+	for _, d := range []string{"p/2", "q/1", "p/1", "", "p", "r"} {
+		m.Chunk(1, d)
+	}
+	check := func(prefix string, want []string) {
+		t.Helper()
+		names, chunks := m.DirectoryWithPrefix(1, prefix)
+		assert.Equal(t, want, names, "prefix %q", prefix)
+		require.Len(t, chunks, len(names))
+		for i, d := range names {
+			c, ok := m.Lookup(1, d)
+			require.True(t, ok)
+			assert.Same(t, c, chunks[i], d)
+		}
+		assert.Equal(t, want, m.DevicesWithPrefix(1, prefix))
+	}
+	check("", []string{"", "p", "p/1", "p/2", "q/1", "r"})
+	check("p/", []string{"p/1", "p/2"})
+	check("p", []string{"p", "p/1", "p/2"})
+	check("zz", []string{})
+	m.Chunk(1, "p/0")
+	check("p/", []string{"p/0", "p/1", "p/2"})
+	names, chunks := m.Directory(2)
+	assert.Empty(t, names)
+	assert.Empty(t, chunks)
+}
+
 func TestOptionsBlockRows(t *testing.T) {
 	cases := []struct{ in, want int }{{0, 1024}, {-5, 1024}, {1, 8}, {8, 8}, {100, 128}, {4096, 4096}, {1 << 30, 1 << 20}}
 	for _, tc := range cases {

@@ -120,10 +120,12 @@ func (m *Memtable) DeletedTypes() []schema.TypeID {
 	return slices.Collect(maps.Keys(m.dels))
 }
 
-// sortedDevs is a type's device names, sorted, as of a generation.
+// sortedDevs is a type's device names, sorted, and their chunks, as of a
+// generation.
 type sortedDevs struct {
-	gen   uint64
-	names []string
+	gen    uint64
+	names  []string
+	chunks []*Chunk
 }
 
 // New returns an empty memtable.
@@ -202,45 +204,78 @@ func (m *Memtable) DeviceCount(typ schema.TypeID) int {
 }
 
 // Devices returns the devices that have a chunk of typ, sorted: the
-// type's device directory. The list is kept until a device is added, so
-// repeated listings, prefix ranges (DevicesWithPrefix) and the devices()
-// of a type that is not gaining devices cost no sort; it is sorted outside
-// the lock, so writers are not held up by it. The caller must not modify
-// the slice.
+// type's device directory. The caller must not modify the slice.
 func (m *Memtable) Devices(typ schema.TypeID) []string {
+	names, _ := m.Directory(typ)
+	return names
+}
+
+// Directory returns the devices that have a chunk of typ, sorted, and
+// their chunks, in the same order. The lists are kept until a device is
+// added, so repeated listings, prefix ranges and the devices() of a type
+// that is not gaining devices cost no sort; they are sorted outside the
+// lock, so writers are not held up by it. With the chunks at hand, a walk
+// of the devices looks none up in the map: a miss or two of the cache a
+// device, most of the time of devices() over a memtable of many (300,000:
+// 0.48-0.77 s before). The caller must not modify the slices.
+func (m *Memtable) Directory(typ schema.TypeID) ([]string, []*Chunk) {
 	m.mu.RLock()
 	gen := m.gen[typ]
 	if s, ok := m.sorted[typ]; ok && s.gen == gen {
 		m.mu.RUnlock()
-		return s.names
+		return s.names, s.chunks
 	}
-	devs := make([]string, 0, len(m.types[typ]))
-	for d := range m.types[typ] {
-		devs = append(devs, d)
+	type entry struct {
+		name  string
+		chunk *Chunk
+	}
+	devs := make([]entry, 0, len(m.types[typ]))
+	for d, c := range m.types[typ] {
+		devs = append(devs, entry{d, c})
 	}
 	m.mu.RUnlock()
-	slices.Sort(devs)
+	slices.SortFunc(devs, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	names, chunks := make([]string, len(devs)), make([]*Chunk, len(devs))
+	for i, e := range devs {
+		names[i], chunks[i] = e.name, e.chunk
+	}
 	m.mu.Lock()
 	if m.gen[typ] == gen {
-		m.sorted[typ] = sortedDevs{gen: gen, names: devs}
+		m.sorted[typ] = sortedDevs{gen: gen, names: names, chunks: chunks}
 	}
 	m.mu.Unlock()
-	return devs
+	return names, chunks
 }
 
 // DevicesWithPrefix returns the devices of typ whose names start with
 // prefix, sorted: a range of the device directory found by binary search.
 // The caller must not modify the slice.
 func (m *Memtable) DevicesWithPrefix(typ schema.TypeID, prefix string) []string {
-	return PrefixRange(m.Devices(typ), prefix)
+	names, _ := m.DirectoryWithPrefix(typ, prefix)
+	return names
+}
+
+// DirectoryWithPrefix is the range of Directory whose names start with
+// prefix.
+func (m *Memtable) DirectoryWithPrefix(typ schema.TypeID, prefix string) ([]string, []*Chunk) {
+	names, chunks := m.Directory(typ)
+	lo, hi := prefixBounds(names, prefix)
+	return names[lo:hi:hi], chunks[lo:hi:hi]
 }
 
 // PrefixRange returns the names of sorted (ascending) that start with
 // prefix, a subslice found by two binary searches.
 func PrefixRange(sorted []string, prefix string) []string {
+	lo, hi := prefixBounds(sorted, prefix)
+	return sorted[lo:hi:hi]
+}
+
+// prefixBounds returns the range [lo, hi) of sorted whose names start
+// with prefix.
+func prefixBounds(sorted []string, prefix string) (int, int) {
 	lo, _ := slices.BinarySearch(sorted, prefix)
 	n := sort.Search(len(sorted)-lo, func(i int) bool { return !strings.HasPrefix(sorted[lo+i], prefix) })
-	return sorted[lo : lo+n : lo+n]
+	return lo, lo + n
 }
 
 // Types returns the types that have a chunk, in no particular order.

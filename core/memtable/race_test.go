@@ -149,7 +149,12 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 					}
 				}
 				_ = m.MemoryUsage()
-				_ = m.Devices(1)
+				names, chunks := m.Directory(1)
+				for j, d := range names {
+					if d == dev {
+						assert.GreaterOrEqual(t, chunks[j].Snapshot().Rows(), s.Rows(), d)
+					}
+				}
 			}
 		})
 	}
