@@ -10,7 +10,8 @@ import json
 import pytest
 
 import arcadego
-from arcadego import _lib, _optional
+from arcadego import _cdata, _lib, _optional
+from arcadego._import import read_device_list
 
 try:  # the type of time stamps below, whichever way devices() decodes
     import pyarrow
@@ -131,3 +132,29 @@ def test_devices_arrow_is_devices_as_a_table(mem_db: arcadego.Database) -> None:
     assert mem_db.devices_arrow("M", prefix="zz").num_rows == 0
     with pytest.raises(arcadego.NotFoundError, match="Nope"):
         mem_db.devices_arrow("Nope")
+
+
+@pytest.mark.skipif(pyarrow is None, reason="pyarrow builds the batches here")
+@pytest.mark.parametrize("name_type", ["string", "large_string"])
+@pytest.mark.parametrize("names", [[], ["plant/1", "", "é☃", "x"], [""]])
+def test_device_list_decoding_of_any_name_layout(name_type: str, names: list[str], decoder: str) -> None:
+    """The decoder reads a batch of the listing's layout whoever wrote it:
+    utf8 or large_utf8 names (the library's past 2 GiB), empty ones,
+    non-ASCII ones, no rows."""
+    pa = pyarrow
+    n = len(names)
+    batch = pa.record_batch({"device": pa.array(names, getattr(pa, name_type)()),
+                             "rows": pa.array(range(n), pa.int64()),
+                             "first": pa.array([-i for i in range(n)], pa.timestamp("ns")),
+                             "last": pa.array([3 * i for i in range(n)], pa.timestamp("ns"))})
+    c_schema, c_batch = _cdata.ArrowSchema(), _cdata.ArrowArray()
+    batch._export_to_c(ctypes.addressof(c_batch), ctypes.addressof(c_schema))
+    try:
+        got = read_device_list(c_schema, c_batch, _optional.pyarrow())
+    finally:
+        if c_batch.release:
+            _cdata.ArrayRelease(c_batch.release)(ctypes.pointer(c_batch))
+        if c_schema.release:
+            _cdata.SchemaRelease(c_schema.release)(ctypes.pointer(c_schema))
+    assert got == {"device": names, "rows": list(range(n)), "first": [-i for i in range(n)],
+                   "last": [3 * i for i in range(n)]}
