@@ -18,8 +18,8 @@ import (
 // DeviceRow returns device i of a listing.
 type DeviceRow func(i int) (name string, rows, first, last int64)
 
-// DeviceList is the schema of a listing of n devices named by a total of
-// nameBytes bytes, for a type of the given time unit and zone.
+// DeviceList is the layout of one listing's batch: its schema, and the
+// width of its name offsets.
 type DeviceList struct {
 	schema Result
 	large  bool // names need int64 offsets

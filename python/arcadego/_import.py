@@ -347,13 +347,17 @@ def read_device_list(schema: ArrowSchema, batch: ArrowArray, pa: Any = None) -> 
     kids = [batch.children[i].contents for i in range(4)]
     columns: dict[str, list[Any]] = {}
     for i, key in enumerate(("rows", "first", "last"), 1):
-        columns[key] = _view(kids[i].buffers[1], np.int64, n).tolist()
+        off = batch.offset + kids[i].offset
+        columns[key] = _view(kids[i].buffers[1], np.int64, off + n)[off:].tolist()
     if pa is not None:
         imported = pa.RecordBatch._import_from_c(ctypes.addressof(batch), ctypes.addressof(schema))
         return {"device": imported.column(0).to_pylist(), **columns}
     large = ctypes.string_at(schema.children[0].contents.format) == b"U"
-    offs = _view(kids[0].buffers[1], np.int64 if large else np.int32, n + 1).tolist() if n else [0]
-    blob = ctypes.string_at(kids[0].buffers[2], offs[-1]) if offs[-1] else b""
+    off = batch.offset + kids[0].offset
+    offs = _view(kids[0].buffers[1], np.int64 if large else np.int32, off + n + 1)[off:].tolist() if n else [0, 0]
+    start = offs[0]
+    blob = ctypes.string_at(kids[0].buffers[2] + start, offs[-1] - start) if offs[-1] > start else b""
+    offs = [o - start for o in offs]
     text = blob.decode("utf-8")
     if len(text) == len(blob):  # ASCII: byte offsets are character offsets
         names = [text[offs[i]:offs[i + 1]] for i in range(n)]

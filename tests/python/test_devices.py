@@ -140,13 +140,14 @@ def test_devices_arrow_is_devices_as_a_table(mem_db: arcadego.Database) -> None:
 def test_device_list_decoding_of_any_name_layout(name_type: str, names: list[str], decoder: str) -> None:
     """The decoder reads a batch of the listing's layout whoever wrote it:
     utf8 or large_utf8 names (the library's past 2 GiB), empty ones,
-    non-ASCII ones, no rows."""
+    non-ASCII ones, no rows, a slice of a longer batch."""
     pa = pyarrow
     n = len(names)
-    batch = pa.record_batch({"device": pa.array(names, getattr(pa, name_type)()),
-                             "rows": pa.array(range(n), pa.int64()),
-                             "first": pa.array([-i for i in range(n)], pa.timestamp("ns")),
-                             "last": pa.array([3 * i for i in range(n)], pa.timestamp("ns"))})
+    # One row more in front, sliced off: the batch starts at an offset.
+    batch = pa.record_batch({"device": pa.array(["lead"] + names, getattr(pa, name_type)()),
+                             "rows": pa.array(range(-1, n), pa.int64()),
+                             "first": pa.array([-i for i in range(-1, n)], pa.timestamp("ns")),
+                             "last": pa.array([3 * i for i in range(-1, n)], pa.timestamp("ns"))}).slice(1)
     c_schema, c_batch = _cdata.ArrowSchema(), _cdata.ArrowArray()
     batch._export_to_c(ctypes.addressof(c_batch), ctypes.addressof(c_schema))
     try:
