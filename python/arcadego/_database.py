@@ -26,7 +26,7 @@ from ._errors import (
     StorageError,
 )
 from ._import import read_device_list
-from ._result import AggregateResult, LastResult, Result
+from ._result import AggregateResult, LastResult, Result, _encode_request
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow
@@ -875,7 +875,7 @@ class Database(_Schema):
             request["prefix"] = _check_str(prefix, "prefix")
         schema, batch, err = _cdata.ArrowSchema(), _cdata.ArrowArray(), ctypes.c_void_p()
         try:
-            status = _lib.lib.arcadego_device_list(handle, _encode(json.dumps(request), "request"),
+            status = _lib.lib.arcadego_device_list(handle, _encode(_encode_request(request), "request"),
                                                    ctypes.byref(schema), ctypes.byref(batch), ctypes.byref(err))
             _lib.check(status, err)
             return read(schema, batch)

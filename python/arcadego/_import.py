@@ -342,19 +342,22 @@ def read_device_list(schema: ArrowSchema, batch: ArrowArray, pa: Any = None) -> 
     arcadego_devices gives them). Values are copied out; with ``pa``
     (pyarrow), which decodes a million names three times faster than a
     Python loop, the structs are moved into a pyarrow batch, else left to
-    the caller to release."""
+    the caller to release. ctypes reads the buffers: for the few devices
+    of a small listing, numpy's views cost more than the values."""
     n = batch.length
-    kids = [batch.children[i].contents for i in range(4)]
-    columns: dict[str, list[Any]] = {}
-    for i, key in enumerate(("rows", "first", "last"), 1):
-        off = batch.offset + kids[i].offset
-        columns[key] = _view(kids[i].buffers[1], np.int64, off + n)[off:].tolist()
+    kids = [batch.children[i][0] for i in range(4)]
+
+    def values(kid: ArrowArray, ctype: Any, count: int) -> list[int]:
+        off = batch.offset + kid.offset  # a struct's offset applies to its children too
+        return (ctype * (off + count)).from_address(kid.buffers[1])[off:] if count else []
+
+    columns: dict[str, list[Any]] = {key: values(kids[i], ctypes.c_int64, n)
+                                     for i, key in enumerate(("rows", "first", "last"), 1)}
     if pa is not None:
         imported = pa.RecordBatch._import_from_c(ctypes.addressof(batch), ctypes.addressof(schema))
         return {"device": imported.column(0).to_pylist(), **columns}
-    large = ctypes.string_at(schema.children[0].contents.format) == b"U"
-    off = batch.offset + kids[0].offset
-    offs = _view(kids[0].buffers[1], np.int64 if large else np.int32, off + n + 1)[off:].tolist() if n else [0, 0]
+    large = ctypes.string_at(schema.children[0][0].format) == b"U"
+    offs = values(kids[0], ctypes.c_int64 if large else ctypes.c_int32, n + 1) if n else [0, 0]
     start = offs[0]
     blob = ctypes.string_at(kids[0].buffers[2] + start, offs[-1] - start) if offs[-1] > start else b""
     offs = [o - start for o in offs]

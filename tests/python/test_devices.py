@@ -19,14 +19,14 @@ except ImportError:
     pyarrow = None
 
 
-@pytest.fixture(params=["pyarrow", "numpy"])
+@pytest.fixture(params=["pyarrow", "ctypes"])
 def decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """devices() reads the library's Arrow batch with pyarrow when it is
-    installed, else with numpy alone: each test runs both ways."""
-    if request.param == "numpy":
+    installed, else with ctypes alone: each test runs both ways."""
+    if request.param == "ctypes":
         monkeypatch.setitem(_optional._cache, "pyarrow", None)
     elif _optional.pyarrow() is None:
-        pytest.skip("pyarrow is not installed in this venv; the numpy case runs")
+        pytest.skip("pyarrow is not installed in this venv; the ctypes case runs")
     return str(request.param)
 
 

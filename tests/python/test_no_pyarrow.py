@@ -160,7 +160,7 @@ def test_device_dictionary_is_decoded(mem_db: arcadego.Database) -> None:
 
 
 def test_devices_without_pyarrow(mem_db: arcadego.Database, monkeypatch: pytest.MonkeyPatch) -> None:
-    """devices() reads the library's Arrow batch with numpy alone."""
+    """devices() reads the library's Arrow batch with ctypes alone."""
     if HAVE_PYARROW:  # simulate the absence
         monkeypatch.setitem(_optional._cache, "pyarrow", None)
     for i, name in enumerate(["b/2", "a/1", "é-3"]):
