@@ -317,6 +317,7 @@ func (m *Memtable) Clone() *Memtable {
 			nd[d] = cc
 		}
 		nm.types[typ] = nd
+		nm.gen[typ] = 1 // as if its devices were added: Clear moves past it
 	}
 	return nm
 }
@@ -339,7 +340,7 @@ func (m *Memtable) Clear() {
 	}
 	m.types = map[schema.TypeID]map[string]*Chunk{}
 	for typ := range m.gen {
-		m.gen[typ]++ // never back to a number a Devices in flight may store
+		m.gen[typ]++ // never back to a number a Directory in flight may store
 	}
 	m.sorted = map[schema.TypeID]sortedDevs{}
 	m.dels = map[schema.TypeID][]DeleteRange{}

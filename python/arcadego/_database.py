@@ -39,9 +39,11 @@ PathLike = Union[str, "os.PathLike[str]"]
 AUTOCOMMIT_DDL_WARN_AFTER = 32
 
 #: devices() decodes names with pyarrow, three times faster than a Python
-#: loop, when pyarrow is loaded already or the listing is this long
-#: (importing pyarrow takes about 60 ms).
+#: loop, for listings this long (importing pyarrow takes about 60 ms), or
+#: from _PYARROW_LOADED_LISTING devices when pyarrow is loaded already
+#: (below, its import of the batch costs more than the loop).
 _PYARROW_LISTING = 250_000
+_PYARROW_LOADED_LISTING = 64
 
 _T = TypeVar("_T")
 
@@ -841,7 +843,8 @@ class Database(_Schema):
             pandas.DataFrame(devs)
         """
         def read(schema: _cdata.ArrowSchema, batch: _cdata.ArrowArray) -> dict[str, list[Any]]:
-            use_pa = batch.length >= _PYARROW_LISTING or "pyarrow" in sys.modules
+            n = batch.length
+            use_pa = n >= _PYARROW_LISTING or (n >= _PYARROW_LOADED_LISTING and "pyarrow" in sys.modules)
             return read_device_list(schema, batch, _optional.pyarrow() if use_pa else None)
 
         return self._device_list(type, prefix, read)
@@ -860,8 +863,8 @@ class Database(_Schema):
 
         def to_table(schema: _cdata.ArrowSchema, batch: _cdata.ArrowArray) -> pyarrow.Table:
             # Moves both structs into pyarrow, which releases them with the table.
-            return pa.Table.from_batches([pa.RecordBatch._import_from_c(ctypes.addressof(batch),
-                                                                        ctypes.addressof(schema))])
+            struct = pa.Array._import_from_c(ctypes.addressof(batch), ctypes.addressof(schema))
+            return pa.Table.from_batches([pa.RecordBatch.from_struct_array(struct)])
 
         return self._device_list(type, prefix, to_table)
 

@@ -354,8 +354,10 @@ def read_device_list(schema: ArrowSchema, batch: ArrowArray, pa: Any = None) -> 
     columns: dict[str, list[Any]] = {key: values(kids[i], ctypes.c_int64, n)
                                      for i, key in enumerate(("rows", "first", "last"), 1)}
     if pa is not None:
-        imported = pa.RecordBatch._import_from_c(ctypes.addressof(batch), ctypes.addressof(schema))
-        return {"device": imported.column(0).to_pylist(), **columns}
+        # As a struct array: pyarrow refuses a record batch whose struct
+        # has an offset, and field() applies it.
+        imported = pa.Array._import_from_c(ctypes.addressof(batch), ctypes.addressof(schema))
+        return {"device": imported.field(0).to_pylist(), **columns}
     large = ctypes.string_at(schema.children[0][0].format) == b"U"
     offs = values(kids[0], ctypes.c_int64 if large else ctypes.c_int32, n + 1) if n else [0, 0]
     start = offs[0]

@@ -135,21 +135,31 @@ def test_devices_arrow_is_devices_as_a_table(mem_db: arcadego.Database) -> None:
 
 
 @pytest.mark.skipif(pyarrow is None, reason="pyarrow builds the batches here")
+@pytest.mark.parametrize("sliced", ["batch", "struct"])
 @pytest.mark.parametrize("name_type", ["string", "large_string"])
 @pytest.mark.parametrize("names", [[], ["plant/1", "", "é☃", "x"], [""]])
-def test_device_list_decoding_of_any_name_layout(name_type: str, names: list[str], decoder: str) -> None:
+def test_device_list_decoding_of_any_name_layout(name_type: str, names: list[str], sliced: str, decoder: str) -> None:
     """The decoder reads a batch of the listing's layout whoever wrote it:
     utf8 or large_utf8 names (the library's past 2 GiB), empty ones,
-    non-ASCII ones, no rows, a slice of a longer batch."""
+    non-ASCII ones, no rows, and a slice of a longer batch, whose offset
+    lies in its columns (a sliced record batch) or in the struct itself
+    and its columns both (a sliced struct array of sliced columns)."""
     pa = pyarrow
     n = len(names)
-    # One row more in front, sliced off: the batch starts at an offset.
-    batch = pa.record_batch({"device": pa.array(["lead"] + names, getattr(pa, name_type)()),
-                             "rows": pa.array(range(-1, n), pa.int64()),
-                             "first": pa.array([-i for i in range(-1, n)], pa.timestamp("ns")),
-                             "last": pa.array([3 * i for i in range(-1, n)], pa.timestamp("ns"))}).slice(1)
+    lead = 2  # rows in front, sliced off
+    columns = [pa.array(["lead"] * lead + names, getattr(pa, name_type)()),
+               pa.array(range(-lead, n), pa.int64()),
+               pa.array([-i for i in range(-lead, n)], pa.timestamp("ns")),
+               pa.array([3 * i for i in range(-lead, n)], pa.timestamp("ns"))]
+    keys = ["device", "rows", "first", "last"]
     c_schema, c_batch = _cdata.ArrowSchema(), _cdata.ArrowArray()
-    batch._export_to_c(ctypes.addressof(c_batch), ctypes.addressof(c_schema))
+    if sliced == "batch":
+        pa.record_batch(columns, names=keys).slice(lead)._export_to_c(ctypes.addressof(c_batch),
+                                                                     ctypes.addressof(c_schema))
+    else:
+        struct = pa.StructArray.from_arrays([c.slice(1) for c in columns], names=keys).slice(lead - 1)
+        struct._export_to_c(ctypes.addressof(c_batch), ctypes.addressof(c_schema))
+        assert c_batch.offset == lead - 1
     try:
         got = read_device_list(c_schema, c_batch, _optional.pyarrow())
     finally:
