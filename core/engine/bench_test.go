@@ -388,15 +388,10 @@ func BenchmarkAddProperty(b *testing.B) {
 // database: the split by device and the per-device commit work.
 func BenchmarkInsertLong(b *testing.B) {
 	const devices, per = 100_000, 10
-	names := make([]string, 0, devices*per)
-	times := make([]int64, 0, devices*per)
-	vals := make([]float64, 0, devices*per)
-	for d := range devices {
-		for i := range per {
-			names = append(names, fmt.Sprintf("dev-%06d", d))
-			times = append(times, int64(i))
-			vals = append(vals, float64(d*per+i))
-		}
+	names, times := benchLongColumns(devices, per, func(d int) string { return fmt.Sprintf("dev-%06d", d) })
+	vals := make([]float64, len(times))
+	for i := range vals {
+		vals[i] = float64(i)
 	}
 	t := &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Strings("device", names, nil), tablet.Doubles("v", vals, nil)}}
 	b.ReportAllocs()
@@ -416,15 +411,8 @@ func BenchmarkInsertLong(b *testing.B) {
 // Parquet.
 func BenchmarkFlushManyDevices(b *testing.B) {
 	const devices, per = 100_000, 10
-	names := make([]string, 0, devices*per)
-	times := make([]int64, 0, devices*per)
+	names, times := benchLongColumns(devices, per, func(d int) string { return fmt.Sprintf("plant-%02d/dev-%06d", d%100, d) })
 	t := &tablet.Tablet{}
-	for d := range devices {
-		for i := range per {
-			names = append(names, fmt.Sprintf("plant-%02d/dev-%06d", d%100, d))
-			times = append(times, int64(i))
-		}
-	}
 	t.Times = times
 	t.Columns = append(t.Columns, tablet.Strings("device", names, nil))
 	for j := range 5 {
@@ -491,15 +479,10 @@ func BenchmarkScanWhereWide(b *testing.B) {
 // benchmark times the listings after it.
 func BenchmarkDevicesFromMemtable(b *testing.B) {
 	const devices, per = 300_000, 10
-	names := make([]string, 0, devices*per)
-	times := make([]int64, 0, devices*per)
-	vals := make([]int64, 0, devices*per)
-	for d := range devices {
-		for i := range per {
-			names = append(names, fmt.Sprintf("plant-%02d/dev-%07d", d%100, d))
-			times = append(times, int64(i))
-			vals = append(vals, int64(d*per+i))
-		}
+	names, times := benchLongColumns(devices, per, func(d int) string { return fmt.Sprintf("plant-%02d/dev-%07d", d%100, d) })
+	vals := make([]int64, len(times))
+	for i := range vals {
+		vals[i] = int64(i)
 	}
 	db := openMem(b, Options{AutoCreate: true, MemtableBudget: 1 << 40})
 	t := &tablet.Tablet{Times: times, Columns: []tablet.Column{tablet.Strings("device", names, nil), tablet.Int64s("k", vals, nil)}}
@@ -519,4 +502,19 @@ func BenchmarkDevicesFromMemtable(b *testing.B) {
 			b.Fatalf("%d devices, the first with %d rows", len(list), list[0].Rows)
 		}
 	}
+}
+
+// benchLongColumns returns the device and time columns of a long-format
+// batch of per rows (times 0, 1, ...) for each of devices devices, named
+// by name, grouped by device.
+func benchLongColumns(devices, per int, name func(d int) string) ([]string, []int64) {
+	names := make([]string, 0, devices*per)
+	times := make([]int64, 0, devices*per)
+	for d := range devices {
+		for i := range per {
+			names = append(names, name(d)) // a string per row, as a batch from a caller has
+			times = append(times, int64(i))
+		}
+	}
+	return names, times
 }
