@@ -649,7 +649,7 @@ func ag_go_device_list(db C.uintptr_t, requestJSON *C.char, schemaOut *C.struct_
 			dev := &list[i]
 			return dev.Name, dev.Rows, dev.First, dev.Last
 		}
-		if err := l.ExportBatch(&exportMemory, len(list), nameBytes, row, cdata.Addr(arrayOut)); err != nil {
+		if err := l.ExportBatch(&exportMemory, len(list), row, cdata.Addr(arrayOut)); err != nil {
 			return err
 		}
 		done = true

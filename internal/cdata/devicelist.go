@@ -21,17 +21,18 @@ type DeviceRow func(i int) (name string, rows, first, last int64)
 // DeviceList is the layout of one listing's batch: its schema, and the
 // width of its name offsets.
 type DeviceList struct {
-	schema Result
-	large  bool // names need int64 offsets
+	schema    Result
+	nameBytes int  // the names' bytes, all rows together
+	large     bool // names need int64 offsets
 }
 
 // NewDeviceList returns the schema of a listing whose names take
 // nameBytes bytes, for a type of time unit unit and zone zone.
 func NewDeviceList(unit, zone string, nameBytes int) (*DeviceList, error) {
-	return newDeviceList(unit, zone, nameBytes > math.MaxInt32)
+	return newDeviceList(unit, zone, nameBytes, nameBytes > math.MaxInt32)
 }
 
-func newDeviceList(unit, zone string, large bool) (*DeviceList, error) {
+func newDeviceList(unit, zone string, nameBytes int, large bool) (*DeviceList, error) {
 	timeFormat, ok := timeFormats[unit]
 	if !ok {
 		return nil, fmt.Errorf("device list: unknown time unit %q: %w", unit, errs.ErrInternal)
@@ -39,7 +40,7 @@ func newDeviceList(unit, zone string, large bool) (*DeviceList, error) {
 	if unit != "" {
 		timeFormat += zone
 	}
-	l := &DeviceList{large: large}
+	l := &DeviceList{nameBytes: nameBytes, large: large}
 	nameFormat := deviceValueFormat
 	if l.large {
 		nameFormat = "U"
@@ -59,8 +60,9 @@ func (l *DeviceList) ExportSchema(mem *Memory, out uintptr) error {
 
 // ExportBatch writes the n devices that row returns, in order, as one
 // struct array into the struct ArrowArray at out (>= 4096). Their names
-// must take the nameBytes given to NewDeviceList.
-func (l *DeviceList) ExportBatch(mem *Memory, n, nameBytes int, row DeviceRow, out uintptr) error {
+// must take the bytes given to NewDeviceList.
+func (l *DeviceList) ExportBatch(mem *Memory, n int, row DeviceRow, out uintptr) error {
+	nameBytes := l.nameBytes
 	if n < 0 || nameBytes < 0 {
 		return fmt.Errorf("device list of %d devices and %d bytes of names: %w", n, nameBytes, errs.ErrInternal)
 	}

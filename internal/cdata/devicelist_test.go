@@ -92,11 +92,11 @@ func TestExportDeviceList(t *testing.T) {
 		t.Run(c.timeFormat, func(t *testing.T) {
 			var keep arena
 			g := newGoMemory()
-			l, err := newDeviceList(c.unit, c.zone, c.large) // large: as if the names passed 2 GiB
+			l, err := newDeviceList(c.unit, c.zone, nameBytes(listed), c.large) // large: as if the names passed 2 GiB
 			require.NoError(t, err)
 			s, a := keep.schema(), keep.array()
 			require.NoError(t, l.ExportSchema(&g.Memory, Addr(s)))
-			require.NoError(t, l.ExportBatch(&g.Memory, len(listed), nameBytes(listed), rowOf(listed), Addr(a)))
+			require.NoError(t, l.ExportBatch(&g.Memory, len(listed), rowOf(listed), Addr(a)))
 
 			var names, formats []string
 			for _, addr := range words(s.Children, s.NChildren) {
@@ -136,7 +136,7 @@ func TestExportDeviceListEmpty(t *testing.T) {
 	l, err := NewDeviceList("us", "", 0)
 	require.NoError(t, err)
 	a := keep.array()
-	require.NoError(t, l.ExportBatch(&g.Memory, 0, 0, rowOf(nil), Addr(a)))
+	require.NoError(t, l.ExportBatch(&g.Memory, 0, rowOf(nil), Addr(a)))
 	assert.Zero(t, a.Length)
 	assert.Empty(t, readDeviceList(t, a, false))
 	name := at[Array](words(a.Children, 4)[0])
@@ -155,7 +155,7 @@ func TestExportDeviceListRefusesMiscountedNames(t *testing.T) {
 		l, err := NewDeviceList("", "", count)
 		require.NoError(t, err)
 		a := keep.array()
-		err = l.ExportBatch(&g.Memory, len(listed), count, rowOf(listed), Addr(a))
+		err = l.ExportBatch(&g.Memory, len(listed), rowOf(listed), Addr(a))
 		require.ErrorIs(t, err, errs.ErrInternal)
 		assert.Contains(t, err.Error(), "bytes")
 		assert.Empty(t, g.blocks, "the block is freed")
@@ -168,9 +168,9 @@ func TestExportDeviceListRefusesMiscountedNames(t *testing.T) {
 	// A utf8 schema cannot take names past its int32 offsets.
 	var keep arena
 	g := newGoMemory()
-	l, err := NewDeviceList("", "", 10)
+	l, err := newDeviceList("", "", math.MaxInt32+1, false)
 	require.NoError(t, err)
-	err = l.ExportBatch(&g.Memory, 1, math.MaxInt32+1, rowOf(listed), Addr(keep.array()))
+	err = l.ExportBatch(&g.Memory, 1, rowOf(listed), Addr(keep.array()))
 	require.ErrorIs(t, err, errs.ErrInternal)
 	assert.Contains(t, err.Error(), "int32 offsets")
 	assert.Empty(t, g.blocks, "nothing is allocated")
@@ -183,7 +183,7 @@ func TestExportDeviceListOutOfMemory(t *testing.T) {
 	g.fail = true
 	l, err := NewDeviceList("", "", nameBytes(listed))
 	require.NoError(t, err)
-	err = l.ExportBatch(&g.Memory, len(listed), nameBytes(listed), rowOf(listed), Addr(keep.array()))
+	err = l.ExportBatch(&g.Memory, len(listed), rowOf(listed), Addr(keep.array()))
 	require.ErrorIs(t, err, errs.ErrInternal)
 	assert.Contains(t, err.Error(), "out of memory")
 	runtime.KeepAlive(&keep)
