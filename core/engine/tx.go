@@ -32,6 +32,18 @@ type Tx struct {
 	deletes []txDelete
 	done    bool
 	first   [1]entry // entries' first backing array: a one-insert transaction allocates none
+	ids0    [16]schema.PropertyID
+	idsUsed bool // ids0 holds an insert's property ids
+}
+
+// idsFor returns room for the property ids of an insert of n columns: a
+// narrow tablet inserted by itself allocates none.
+func (tx *Tx) idsFor(n int) []schema.PropertyID {
+	if tx.idsUsed || n > len(tx.ids0) {
+		return make([]schema.PropertyID, n)
+	}
+	tx.idsUsed = true
+	return tx.ids0[:n:n]
 }
 
 // longInsert is a long-format insert of borrowed or transaction-owned
@@ -200,7 +212,7 @@ func (tx *Tx) insert(typ, device string, t *tablet.Tablet, borrow bool) error {
 	if err := validateDevice(device); err != nil {
 		return fmt.Errorf("insert into %q: %w", typ, err)
 	}
-	ids := make([]schema.PropertyID, len(t.Columns))
+	ids := tx.idsFor(len(t.Columns))
 	t, auto, err := tx.prepare(typ, t, ids)
 	if err != nil {
 		return err

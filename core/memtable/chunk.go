@@ -107,12 +107,16 @@ func (st *state) tombstones() []Tombstone {
 	return *st.dels
 }
 
-// publishedDels returns dels as a state holds them.
+// publishedDels returns dels as a state holds them. (Not &dels: that
+// moves the parameter to the heap on every call, an allocation per Write
+// for the chunks that have no deletes.)
 func publishedDels(dels []Tombstone) *[]Tombstone {
 	if len(dels) == 0 {
 		return nil
 	}
-	return &dels
+	p := new([]Tombstone)
+	*p = dels
+	return p
 }
 
 // Tombstone deletes the rows of a chunk that arrived before it (row index
@@ -506,10 +510,11 @@ type segment struct {
 // from slabs that double with what the Write has used so far, bounded by
 // what the columns left may need: a write that creates 10,000 column
 // blocks makes a few dozen allocations, not 20,000, and wastes at most
-// about as much as it used (the first slab, at most three requests'
-// worth). The first slab has room for slabFirstTakes requests like the
-// first: a new device of 10 columns of one width takes three allocations
-// for its values, not five.
+// about as much as it used (the first slab: at most three requests', or
+// firstSlabBytes, worth). The first slab has room for slabFirstTakes
+// requests like the first, or for as many as fit in firstSlabBytes: a new
+// device of 10 columns of one row takes one allocation for its values,
+// not three (and not ten).
 type writer struct {
 	c     *Chunk
 	delta int64
@@ -530,6 +535,11 @@ const slabBytes = 256 << 10
 // double with what the Write used.
 const slabFirstTakes = 4
 
+// firstSlabBytes is the least a Write's first slab of a kind holds when
+// that many bytes of requests are left: small devices' blocks come in one
+// allocation, one object less for the collector to trace per block.
+const firstSlabBytes = 256
+
 type slab[T any] struct {
 	free  []T
 	taken int
@@ -546,7 +556,7 @@ func (s *slab[T]) takeFrom(src *slabSource, n, left int) []T {
 		elems := slabBytes / int(unsafe.Sizeof(zero))
 		want := s.taken // doubling what the Write used
 		if want == 0 {
-			want = n * slabFirstTakes
+			want = max(n*slabFirstTakes, firstSlabBytes/int(unsafe.Sizeof(zero)))
 		}
 		size := max(n, min(want, n*left, elems))
 		if src != nil && size == elems {

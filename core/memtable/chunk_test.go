@@ -653,3 +653,35 @@ func TestClearedChunkStartsWithAFreshRowBlock(t *testing.T) {
 	require.NoError(t, c.Write(tab(seq(0, 1), i64("a", int64(5))), ids(1)))
 	assert.Equal(t, []any{int64(5)}, column(readAll(c, ref(1, "a", schema.Int64)), 0))
 }
+
+// TestSmallWritesAllocateLittle: a device's first row of 10 columns
+// takes one allocation for its values (not one per column), and a row
+// appended where the blocks have room takes only its published state:
+// with a million small devices, every object is one more for the
+// collector to trace.
+func TestSmallWritesAllocateLittle(t *testing.T) {
+	const cols = 10
+	idv := idRange(0, cols)
+	m := New(Options{})
+	row := int64Tablet([]int64{0}, idv, nil)
+	chunks := make([]*Chunk, 201) // AllocsPerRun runs once more to warm up
+	for i := range chunks {
+		chunks[i] = m.Chunk(1, fmt.Sprintf("dev-%06d", i))
+	}
+	d := 0
+	first := testing.AllocsPerRun(200, func() {
+		require.NoError(t, chunks[d].Write(row, idv))
+		d++
+	})
+	c := m.Chunk(1, "dev-appended")
+	require.NoError(t, c.Write(int64Tablet([]int64{0}, idv, nil), idv))
+	next := int64Tablet([]int64{1}, idv, nil)
+	require.NoError(t, c.Write(next, idv)) // its blocks grow to their usual size here
+	appended := testing.AllocsPerRun(100, func() {
+		next.Times[0]++
+		require.NoError(t, c.Write(next, idv))
+	})
+	t.Logf("allocations: %.1f for a new device's first row, %.1f for a row appended", first, appended)
+	assert.LessOrEqual(t, appended, 1.0)
+	assert.LessOrEqual(t, first, 5.0) // columns, slots, values, times, state
+}
