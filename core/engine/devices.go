@@ -79,10 +79,9 @@ func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, *schema.Typ
 	for _, m := range mems {
 		names, chunks := m.DirectoryWithPrefix(ty.ID, prefix)
 		names = only(names)
+		sums := memtable.Summarize(chunks[:len(names)])
 		srcs = append(srcs, &deviceSource{names: names, info: func(i int, _ string) (int64, int64, int64) {
-			s := chunks[i].Snapshot()
-			first, last, _ := s.TimeBounds()
-			return int64(s.Rows()), first, last
+			return int64(sums[i].Rows), sums[i].First, sums[i].Last
 		}})
 	}
 	var touched []memtable.DeleteRange
@@ -98,12 +97,16 @@ func (db *DB) devices(typ, prefix string, exact bool) ([]DeviceInfo, *schema.Typ
 		}
 	}
 	out := make([]DeviceInfo, 0, least)
+	// A source lists each of its devices once: with one source, no name
+	// needs comparing with the last (a load of its bytes, a cache miss a
+	// device in a long list).
+	merging := len(h) > 1
 	heap.Init(&h)
 	for len(h) > 0 {
 		s := h[0]
 		name := s.names[s.pos]
 		rows, first, last := s.info(s.pos, name)
-		if n := len(out); n > 0 && out[n-1].Name == name {
+		if n := len(out); merging && n > 0 && out[n-1].Name == name {
 			d := &out[n-1]
 			if rows > 0 {
 				if d.Rows == 0 {

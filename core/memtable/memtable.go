@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/arcadego/arcadego/core/internal/namesort"
 	"github.com/arcadego/arcadego/core/schema"
 )
 
@@ -225,19 +226,14 @@ func (m *Memtable) Directory(typ schema.TypeID) ([]string, []*Chunk) {
 		m.mu.RUnlock()
 		return s.names, s.chunks
 	}
-	type entry struct {
-		name  string
-		chunk *Chunk
-	}
-	devs := make([]entry, 0, len(m.types[typ]))
+	devs, chs := make([]string, 0, len(m.types[typ])), make([]*Chunk, 0, len(m.types[typ]))
 	for d, c := range m.types[typ] {
-		devs = append(devs, entry{d, c})
+		devs, chs = append(devs, d), append(chs, c)
 	}
 	m.mu.RUnlock()
-	slices.SortFunc(devs, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	names, chunks := make([]string, len(devs)), make([]*Chunk, len(devs))
-	for i, e := range devs {
-		names[i], chunks[i] = e.name, e.chunk
+	for j, i := range namesort.Order(devs) {
+		names[j], chunks[j] = devs[i], chs[i]
 	}
 	m.mu.Lock()
 	if m.gen[typ] == gen {

@@ -150,9 +150,12 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 				}
 				_ = m.MemoryUsage()
 				names, chunks := m.Directory(1)
+				sums := Summarize(chunks)
 				for j, d := range names {
 					if d == dev {
 						assert.GreaterOrEqual(t, chunks[j].Snapshot().Rows(), s.Rows(), d)
+						assert.GreaterOrEqual(t, sums[j].Rows, s.Rows(), d)
+						assert.LessOrEqual(t, sums[j].First, sums[j].Last, d)
 					}
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"unsafe"
 
+	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
@@ -333,6 +334,75 @@ func (s Snapshot) TimeBounds() (lo, hi int64, ok bool) {
 		}
 	}
 	return lo, hi, true
+}
+
+// Summary is a chunk's row count and time bounds, as its Snapshot's Rows
+// and TimeBounds give them (First and Last are 0 when Rows is 0).
+type Summary struct {
+	Rows        int
+	First, Last int64
+}
+
+// summarizeGroup is how many chunks Summarize takes a stage at a time.
+const summarizeGroup = 32
+
+// Summarize returns the summaries of chunks, in order. The chunks of a
+// million small devices lie all over the heap, and a summary takes four
+// loads that each wait on the one before (the chunk, its state, the row
+// block, its times): chunk by chunk, a walk waits for memory four times a
+// device. Taken in stages over a group of chunks, the loads of a stage do
+// not depend on one another, and the processor has a group's misses in
+// flight at once.
+func Summarize(chunks []*Chunk) []Summary {
+	out := make([]Summary, len(chunks))
+	parts := (len(chunks) + summarizePart - 1) / summarizePart
+	par.Do(parts, par.CPUs(parts), func(_, i int) error {
+		lo := i * summarizePart
+		hi := min(lo+summarizePart, len(chunks))
+		summarize(chunks[lo:hi], out[lo:hi])
+		return nil
+	})
+	return out
+}
+
+// summarizePart is the chunks Summarize hands a goroutine at a time.
+const summarizePart = 1 << 14
+
+func summarize(chunks []*Chunk, out []Summary) {
+	var sts [summarizeGroup]*state
+	var firstBlock, lastBlock [summarizeGroup]*rowBlock
+	var firstTimes, lastTimes [summarizeGroup]*int64
+	for lo := 0; lo < len(chunks); lo += summarizeGroup {
+		group := chunks[lo:min(lo+summarizeGroup, len(chunks))]
+		for j, c := range group {
+			sts[j] = c.state.Load()
+		}
+		for j, c := range group {
+			firstBlock[j], lastBlock[j] = nil, nil
+			if st := sts[j]; st != nil && st.rows > 0 && st.sorted {
+				firstBlock[j], lastBlock[j] = st.blocks[0], st.blocks[(st.rows-1)>>c.shift]
+			}
+		}
+		for j := range group {
+			if firstBlock[j] != nil {
+				firstTimes[j], lastTimes[j] = firstBlock[j].times.Load(), lastBlock[j].times.Load()
+			}
+		}
+		for j, c := range group {
+			st := sts[j]
+			switch {
+			case st == nil || st.rows == 0:
+			case firstBlock[j] != nil:
+				k := (st.rows - 1) & (c.blockRows - 1) // the last row's place in its block
+				last := unsafe.Slice(lastTimes[j], k+1)[k]
+				out[lo+j] = Summary{Rows: st.rows, First: *firstTimes[j], Last: last}
+			default: // times out of order: every time is read
+				s := Snapshot{st: st, shift: c.shift, blockRows: c.blockRows}
+				first, last, _ := s.TimeBounds()
+				out[lo+j] = Summary{Rows: st.rows, First: first, Last: last}
+			}
+		}
+	}
 }
 
 // deleted reports whether chunk row r, of time t, is deleted by a

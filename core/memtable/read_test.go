@@ -158,3 +158,63 @@ func TestCursorViews(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarizeMatchesSnapshots: Summarize gives each chunk the row count
+// and time bounds its snapshot gives, for chunks with no rows, one row,
+// rows in order across row blocks, rows out of order, deleted rows and no
+// columns, over more chunks than one goroutine takes.
+func TestSummarizeMatchesSnapshots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	m := New(Options{BlockRows: 8})
+	n := 2*summarizePart + 77
+	chunks := make([]*Chunk, n)
+	for i := range chunks {
+		c := m.Chunk(1, fmt.Sprintf("dev-%06d", i))
+		chunks[i] = c
+		var times []int64
+		switch i % 6 {
+		case 0: // no write
+		case 1:
+			times = []int64{int64(i)}
+		case 2: // in order, over several row blocks
+			for k := range 1 + rng.IntN(40) {
+				times = append(times, int64(10*k+rng.IntN(10)))
+			}
+		case 3: // out of order
+			for range 1 + rng.IntN(40) {
+				times = append(times, rng.Int64N(1000)-500)
+			}
+		case 4: // times only: a tablet without columns
+			times = []int64{-7, -7, 3}
+		case 5: // in order, two writes, then a delete of some
+			times = []int64{1, 5, 9}
+		}
+		for len(times) > 0 {
+			k := min(len(times), 1+rng.IntN(9)) // several writes: times grow between them
+			cols := []tablet.Column{}
+			if i%6 != 4 {
+				cells := make([]any, k)
+				for j := range cells {
+					cells[j] = int64(j)
+				}
+				cols = append(cols, i64("a", cells...))
+			}
+			require.NoError(t, c.Write(tab(times[:k], cols...), ids(0)[:len(cols)]))
+			times = times[k:]
+		}
+		if i%6 == 5 {
+			c.Delete(4, 6)
+		}
+	}
+	sums := Summarize(chunks)
+	require.Len(t, sums, n)
+	for i, c := range chunks {
+		s := c.Snapshot()
+		first, last, ok := s.TimeBounds()
+		if !ok {
+			first, last = 0, 0
+		}
+		require.Equal(t, Summary{Rows: s.Rows(), First: first, Last: last}, sums[i], "chunk %d", i)
+	}
+	assert.Empty(t, Summarize(nil))
+}
