@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/internal/namesort"
 	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
@@ -318,10 +319,12 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 		}
 		names, chunks := mem.Directory(ty.ID)
 		for i, d := range names {
-			rows[d] = snapRows{chunks[i].Snapshot()}
+			rows[d] = newSnapRows(chunks[i].Snapshot())
 		}
 	}
-	for _, d := range slices.Sorted(maps.Keys(rows)) {
+	names := slices.Collect(maps.Keys(rows))
+	namesort.Sort(names)
+	for _, d := range names {
 		r := rows[d]
 		lo, hi, ok := r.TimeBounds()
 		if !ok {

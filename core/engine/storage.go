@@ -12,13 +12,13 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/index"
+	"github.com/arcadego/arcadego/core/internal/namesort"
 	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/memtable"
 	"github.com/arcadego/arcadego/core/schema"
@@ -609,12 +609,12 @@ func (db *DB) flushType(ty *schema.Type, imm *immutable) (*flushedType, error) {
 	snaps := map[string]devRows{}
 	names, chunks := imm.mem.Directory(ty.ID)
 	for i, d := range names {
-		s := chunks[i].Snapshot()
+		s := newSnapRows(chunks[i].Snapshot())
 		lo, hi, ok := s.TimeBounds()
 		if !ok {
 			continue
 		}
-		snaps[d] = snapRows{s}
+		snaps[d] = s
 		for _, f := range tb.files {
 			if !rewrite[f] && f.has(d, lo, hi) {
 				rewrite[f] = true
@@ -758,38 +758,46 @@ func planFlush(snaps map[string]devRows, olds []*dataFile, k int, minRows int64)
 		rows   int64
 		lo, hi int64
 	}
-	byName := map[string]*dev{}
-	var devs []*dev
-	add := func(name string, rows, lo, hi int64) {
-		d := byName[name]
-		if d == nil {
-			d = &dev{name: name, lo: lo, hi: hi}
-			byName[name] = d
-			devs = append(devs, d)
-		}
-		d.rows += rows
-		d.lo, d.hi = min(d.lo, lo), max(d.hi, hi)
-	}
+	devs := make([]dev, 0, len(snaps))
 	var total int64
 	for name, s := range snaps {
 		lo, hi, _ := s.TimeBounds()
-		add(name, int64(s.Rows()), lo, hi)
+		devs = append(devs, dev{name: name, rows: int64(s.Rows()), lo: lo, hi: hi})
 		total += int64(s.Rows())
 	}
-	for _, f := range olds {
-		for _, name := range f.Devices() {
-			lo, hi, _ := f.DeviceTimes(name)
-			n := f.DeviceRows(name)
-			add(name, n, lo, hi)
-			total += n
+	if len(olds) > 0 { // a device may be in several sources: merged by name
+		at := make(map[string]int, len(devs))
+		for i, d := range devs {
+			at[d.name] = i
+		}
+		for _, f := range olds {
+			for _, name := range f.Devices() {
+				lo, hi, _ := f.DeviceTimes(name)
+				n := f.DeviceRows(name)
+				total += n
+				i, ok := at[name]
+				if !ok {
+					at[name] = len(devs)
+					devs = append(devs, dev{name: name, rows: n, lo: lo, hi: hi})
+					continue
+				}
+				d := &devs[i]
+				d.rows += n
+				d.lo, d.hi = min(d.lo, lo), max(d.hi, hi)
+			}
 		}
 	}
-	slices.SortFunc(devs, func(a, b *dev) int { return strings.Compare(a.name, b.name) })
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.name
+	}
+	order := namesort.Order(names)
 	k = int(min(int64(k), max(1, total/minRows)))
 	share := (total + int64(k) - 1) / int64(k)
 	parts := make([][]piece, 1, k)
 	var room = share
-	for _, d := range devs {
+	for _, i := range order {
+		d := devs[i]
 		start, rows := int64(math.MinInt64), d.rows
 		for rows > room && len(parts) < k && room > 0 && d.hi > d.lo {
 			// Split at the time that leaves about room rows here.
@@ -937,7 +945,17 @@ type devRows interface {
 }
 
 // snapRows is a memtable snapshot as devRows.
-type snapRows struct{ memtable.Snapshot }
+type snapRows struct {
+	memtable.Snapshot
+	lo, hi int64 // its time bounds, read once: a flush asks for them twice
+}
+
+func newSnapRows(s memtable.Snapshot) snapRows {
+	lo, hi, _ := s.TimeBounds()
+	return snapRows{Snapshot: s, lo: lo, hi: hi}
+}
+
+func (s snapRows) TimeBounds() (lo, hi int64, ok bool) { return s.lo, s.hi, s.Rows() > 0 }
 
 func (s snapRows) cursor(refs []memtable.ColumnRef, start, end int64, batchRows int) runSource {
 	return memSource{s.Cursor(refs, start, end, batchRows)}

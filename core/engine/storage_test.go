@@ -630,7 +630,7 @@ func TestPlanFlushSplitsRowsEvenlyWithDisjointKeys(t *testing.T) {
 	snaps := map[string]devRows{}
 	for _, d := range []string{"a", "b", "c"} {
 		c, _ := mem.Lookup(1, d)
-		snaps[d] = snapRows{c.Snapshot()}
+		snaps[d] = newSnapRows(c.Snapshot())
 	}
 	assert.Equal(t, [][]piece{{{"a", math.MinInt64, math.MaxInt64}, {"b", math.MinInt64, math.MaxInt64}, {"c", math.MinInt64, math.MaxInt64}}},
 		planFlush(snaps, nil, 4, 1<<20), "too few rows for more than one file")

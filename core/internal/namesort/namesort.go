@@ -93,6 +93,18 @@ func Order(names []string) []int32 {
 	return order
 }
 
+// Sort sorts names in place, ascending, as Order orders them.
+func Sort(names []string) {
+	if len(names) < 2 {
+		return
+	}
+	sorted := make([]string, len(names))
+	for j, i := range Order(names) {
+		sorted[j] = names[i]
+	}
+	copy(names, sorted)
+}
+
 // sortAt sorts keys by their names' bytes from off on, all of which agree
 // before off, and sets their hi, lo and end for off. With keep, it leaves
 // hi, lo and end as they were for the key that comes to each place

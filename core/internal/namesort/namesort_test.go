@@ -59,6 +59,8 @@ func TestOrderSortsAsStringsCompare(t *testing.T) {
 					want := slices.Clone(in)
 					slices.Sort(want)
 					require.Equal(t, want, got, "%s, %d names, %d procs, parallel from %d", kind, n, procs, parallel)
+					Sort(in)
+					require.Equal(t, want, in, "Sort: %s, %d names", kind, n)
 				}
 			}
 		}
