@@ -109,11 +109,11 @@ func TestInsertLongAddsNothingOnError(t *testing.T) {
 	assert.Equal(t, map[string]map[int64]map[string]any{"a": {1: {"k": int64(10)}}}, rowsOf(t, db, "A"))
 }
 
-// TestSortRunsSortsByName: the two-halves sort of many runs orders them
-// as a plain sort does, duplicates included.
+// TestSortRunsSortsByName: the sort of many runs (by namesort) orders
+// them as a plain sort does, duplicates included.
 func TestSortRunsSortsByName(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 2))
-	for _, n := range []int{0, 1, 100, 1 << 14, 1<<14 + 7, 50_000} {
+	for _, n := range []int{0, 1, 63, 100, 1 << 14, 1<<14 + 7, 70_000} {
 		runs := make([]deviceRun, n)
 		for i := range runs {
 			runs[i] = deviceRun{device: fmt.Sprintf("plant-%02d/dev-%06d", rng.IntN(100), rng.IntN(n+1)), lo: i, hi: i + 1}

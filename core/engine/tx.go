@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/internal/namesort"
 	"github.com/arcadego/arcadego/core/internal/par"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
@@ -403,7 +404,8 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 	if byName == nil {
 		rest, runs = groupByDevice(rest, runs)
 		borrow = true // the grouped copy is the transaction's own
-		byName = slices.SortedFunc(slices.Values(runs), compareRuns)
+		byName = slices.Clone(runs)
+		sortRuns(byName)
 	}
 	// The type's first rows also declare its time column (SetTime): no
 	// obstacle to deferring them.
@@ -523,35 +525,23 @@ func deviceRuns(c *tablet.Column, n int) (runs, byName []deviceRun, err error) {
 
 func compareRuns(a, b deviceRun) int { return strings.Compare(a.device, b.device) }
 
-// sortRuns sorts runs by device name. Many runs are sorted in two halves
-// at once, then merged: a batch of 100,000 devices spent 0.05 s here,
-// alone on one core.
+// sortRuns sorts runs by device name. Many runs are ordered by namesort:
+// a batch of a million devices spent 0.44-0.53 s in slices.SortFunc (two
+// halves at once, then merged), 0.23-0.29 s so.
 func sortRuns(runs []deviceRun) {
-	if len(runs) < 1<<14 || runtime.GOMAXPROCS(0) < 2 {
+	if len(runs) < 64 {
 		slices.SortFunc(runs, compareRuns)
 		return
 	}
-	a, b := slices.Clone(runs[:len(runs)/2]), runs[len(runs)/2:]
-	done := make(chan struct{})
-	go func() {
-		slices.SortFunc(a, compareRuns)
-		close(done)
-	}()
-	slices.SortFunc(b, compareRuns)
-	<-done
-	// Merge into runs: b is its tail, and each element of b is moved only
-	// once the merged prefix reaches its place, so nothing is overwritten
-	// before it is read.
-	i, j := 0, 0
-	for k := range runs {
-		if j == len(b) || i < len(a) && compareRuns(a[i], b[j]) <= 0 {
-			runs[k] = a[i]
-			i++
-		} else {
-			runs[k] = b[j]
-			j++
-		}
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.device
 	}
+	sorted := make([]deviceRun, len(runs))
+	for j, i := range namesort.Order(names) {
+		sorted[j] = runs[i]
+	}
+	copy(runs, sorted)
 }
 
 // groupByDevice copies t with each device's rows together, devices in
