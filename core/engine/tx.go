@@ -74,8 +74,10 @@ type longInsert struct {
 // per device, and returns them; l then names them.
 func (l *longInsert) entriesOf(entries []entry) []entry {
 	l.from = len(entries)
-	for _, r := range l.runs {
-		entries = append(entries, entry{typ: l.typ, device: r.device, t: l.t.Slice(r.lo, r.hi), ids: l.ids, typeID: l.typeID, resolvedIn: l.resolved})
+	entries = slices.Grow(entries, len(l.runs))
+	tabs := l.t.SliceRuns(len(l.runs), func(i int) (int, int) { return l.runs[i].lo, l.runs[i].hi })
+	for i, r := range l.runs {
+		entries = append(entries, entry{typ: l.typ, device: r.device, t: &tabs[i], ids: l.ids, typeID: l.typeID, resolvedIn: l.resolved})
 	}
 	l.to, l.deferred = len(entries), false
 	return entries
@@ -425,8 +427,10 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 	}
 	tx.undefer(typ)
 	n := len(tx.entries)
-	for _, r := range runs {
-		if err := tx.addEntry(typ, r.device, rest.Slice(r.lo, r.hi), borrow); err != nil {
+	tx.entries = slices.Grow(tx.entries, len(runs))
+	tabs := rest.SliceRuns(len(runs), func(i int) (int, int) { return runs[i].lo, runs[i].hi })
+	for i, r := range runs {
+		if err := tx.addEntry(typ, r.device, &tabs[i], borrow); err != nil {
 			clear(tx.entries[n:])
 			tx.entries = tx.entries[:n]
 			return err

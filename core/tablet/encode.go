@@ -249,12 +249,33 @@ func DecodeTrusted(buf []byte, pos int) (*Tablet, int, error) {
 
 // Slice returns rows [from, to) of t, sharing its memory.
 func (t *Tablet) Slice(from, to int) *Tablet {
-	s := &Tablet{Times: t.Times[from:to], Columns: make([]Column, len(t.Columns)), TimeUnit: t.TimeUnit, TimeZone: t.TimeZone}
+	s := &Tablet{}
+	t.sliceInto(s, make([]Column, len(t.Columns)), from, to)
+	return s
+}
+
+// SliceRuns returns, for each i < n, rows [lo, hi) = bound(i) of t, as
+// Slice does, in two allocations rather than two a slice: a long-format
+// batch of a million devices is cut into a million tablets.
+func (t *Tablet) SliceRuns(n int, bound func(i int) (lo, hi int)) []Tablet {
+	out := make([]Tablet, n)
+	w := len(t.Columns)
+	cols := make([]Column, n*w)
+	for i := range out {
+		lo, hi := bound(i)
+		t.sliceInto(&out[i], cols[i*w:(i+1)*w:(i+1)*w], lo, hi)
+	}
+	return out
+}
+
+// sliceInto makes s rows [from, to) of t, with cols (len(t.Columns) long)
+// as its columns.
+func (t *Tablet) sliceInto(s *Tablet, cols []Column, from, to int) {
+	*s = Tablet{Times: t.Times[from:to], Columns: cols, TimeUnit: t.TimeUnit, TimeZone: t.TimeZone}
 	for i, c := range t.Columns {
 		c.Offset += from
-		s.Columns[i] = c
+		cols[i] = c
 	}
-	return s
 }
 
 // Clone returns a copy of t that owns its memory, each column's rows

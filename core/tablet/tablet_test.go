@@ -71,6 +71,23 @@ func TestSliceAndEncodeOfSliceRealignsBits(t *testing.T) {
 	}
 }
 
+func TestSliceRunsSliceEachRun(t *testing.T) {
+	src := sample()
+	runs := [][2]int{{0, 5}, {1, 4}, {3, 5}, {2, 2}, {4, 5}}
+	got := src.SliceRuns(len(runs), func(i int) (int, int) { return runs[i][0], runs[i][1] })
+	require.Len(t, got, len(runs))
+	for i, r := range runs {
+		s := &got[i]
+		require.NoError(t, s.Validate())
+		assert.Equal(t, table(src.Slice(r[0], r[1])), table(s), "rows %v", r)
+		assert.Equal(t, src.TimeUnit, s.TimeUnit)
+		assert.Equal(t, src.TimeZone, s.TimeZone)
+		assert.Len(t, s.Columns, len(src.Columns))
+		assert.Equal(t, len(src.Columns), cap(s.Columns), "a run's columns end where the next run's begin")
+	}
+	assert.Empty(t, src.SliceRuns(0, nil))
+}
+
 func TestCloneOwnsItsRows(t *testing.T) {
 	src := sample()
 	for _, r := range [][2]int{{0, 5}, {1, 4}, {3, 5}, {2, 2}} {
