@@ -25,7 +25,12 @@ runs in its own fresh process. Figures, printed, never asserted:
     'plant-07/%');
  5. the last value of one column for every device (arcadego: db.last;
     DuckDB: arg_max ... GROUP BY device), twice, then once more after a
-    commit of one new row to each of 100 devices.
+    commit of one new row to each of 100 devices;
+ 6. arcadego alone, every row unflushed: the same batches into a database
+    held in memory (connect(None), a memtable budget above the data, no
+    direct writes), then devices() and devices_arrow() twice each (the
+    first listing also sorts the memtable's device directory) and one
+    device's rows, p50 and p99 of 2,000 reads.
 
 Usage: python tests/bench/bench_devices.py [--devices N] [--dir DIR]
 """
@@ -236,6 +241,45 @@ def child_reads(a: dict) -> dict:
     return out
 
 
+def child_unflushed(a: dict) -> dict:
+    import random
+    import arcadego
+    import pyarrow  # noqa: F401
+    devices = a["devices"]
+    raw = devices * PER_DEVICE * (8 + 8 * len(FLOATS))
+    db = arcadego.connect(None, memtable_budget=4 * raw + (1 << 30), direct_write_bytes=-1)
+    with db.transaction() as tx:
+        tx.create_type("M")
+        for c in FLOATS:
+            tx.create_property("M", c, "DOUBLE")
+    out: dict[str, Any] = {"rows": 0, "seconds": 0.0}
+    for tbl in batches(devices):
+        t0 = time.perf_counter()
+        db.insert("M", tbl, device_column="device")
+        out["seconds"] += time.perf_counter() - t0
+        out["rows"] += tbl.num_rows
+    out["flushes"] = db.stats()["flushes"]
+    for key, fn in (("devices_s", lambda: db.devices("M")), ("devices_arrow_s", lambda: db.devices_arrow("M")),
+                    ("devices_again_s", lambda: db.devices("M")),
+                    ("devices_arrow_again_s", lambda: db.devices_arrow("M"))):
+        t0 = time.perf_counter()
+        r = fn()
+        out[key] = time.perf_counter() - t0
+        n = r.num_rows if hasattr(r, "num_rows") else len(r["device"])
+        assert n == devices, n
+    rng = random.Random(5)
+    spent = []
+    for dev in [name(rng.randrange(devices)) for _ in range(2000)]:
+        t0 = time.perf_counter()
+        tbl = db.scan("M", device=dev).to_arrow()
+        spent.append(time.perf_counter() - t0)
+        assert tbl.num_rows == PER_DEVICE, tbl.num_rows
+    spent.sort()
+    out["one_p50"], out["one_p99"] = spent[len(spent) // 2], spent[len(spent) * 99 // 100]
+    db.close()
+    return out
+
+
 def run_child(task: str, **args: Any) -> dict:
     spec = json.dumps({"task": task, **args})
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", spec], stdout=subprocess.PIPE, text=True)
@@ -263,7 +307,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         spec = json.loads(args.child)
-        fn = {"ingest": child_ingest, "reads": child_reads}[spec.pop("task")]
+        fn = {"ingest": child_ingest, "reads": child_reads, "unflushed": child_unflushed}[spec.pop("task")]
         print("RESULT " + json.dumps(fn(spec)), flush=True)
         return
     base = args.dir or tempfile.mkdtemp(prefix="bench-devices-")
@@ -274,6 +318,7 @@ def main() -> None:
             ing = run_child("ingest", engine=engine, path=path, devices=args.devices)
             rd = run_child("reads", engine=engine, path=path, devices=args.devices)
             res[engine] = (ing, rd)
+        mem = run_child("unflushed", devices=args.devices)
         raw = args.devices * PER_DEVICE * (8 + 8 * len(FLOATS))
         a, d = res["arcadego"], res["duckdb"]
         rate = lambda r: r["rows"] / r["seconds"] / 1e6  # noqa: E731
@@ -302,6 +347,14 @@ def main() -> None:
         print(f"| the same again | {fmt_s(a[1]['last_again_s'])} | {fmt_s(d[1]['last_again_s'])} |")
         print(f"| the same after a write to 100 devices | {fmt_s(a[1]['last_fresh_s'])} | {fmt_s(d[1]['last_fresh_s'])} |")
         print(f"| open | {fmt_s(a[1]['open_s'])} | {fmt_s(d[1]['open_s'])} |")
+        print(f"\nEvery row unflushed, in a database held in memory ({mem['flushes']} flushes):\n")
+        print("| figure | arcadego |")
+        print("|---|---|")
+        print(f"| long-format ingest into memory (M rows/s) | {rate(mem):.2f} |")
+        print(f"| devices(), the first listing (sorts the device directory) | {fmt_s(mem['devices_s'])} |")
+        print(f"| devices_arrow(), next | {fmt_s(mem['devices_arrow_s'])} |")
+        print(f"| the two again, in turn | {fmt_s(mem['devices_again_s'])} / {fmt_s(mem['devices_arrow_again_s'])} |")
+        print(f"| one device's rows, p50 / p99 (2,000 reads) | {fmt_s(mem['one_p50'])} / {fmt_s(mem['one_p99'])} |")
         print(f"\narcadego ingest: {a[0]}\nduckdb ingest: {d[0]}")
     finally:
         if not args.dir:
