@@ -153,9 +153,9 @@ func memSpansOf(ty *schema.Type, mems []*memtable.Memtable) memSpans {
 	spans := memSpans{}
 	for _, m := range mems {
 		names, chunks := m.Directory(ty.ID)
-		for i, d := range names {
-			if lo, hi, ok := chunks[i].Snapshot().TimeBounds(); ok {
-				spans[d] = append(spans[d], [2]int64{lo, hi})
+		for i, sum := range memtable.Summarize(chunks) {
+			if sum.Rows > 0 {
+				spans[names[i]] = append(spans[names[i]], [2]int64{sum.First, sum.Last})
 			}
 		}
 	}
