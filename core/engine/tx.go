@@ -428,9 +428,18 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 	tx.undefer(typ)
 	n := len(tx.entries)
 	tx.entries = slices.Grow(tx.entries, len(runs))
-	tabs := rest.SliceRuns(len(runs), func(i int) (int, int) { return runs[i].lo, runs[i].hi })
+	var tabs []tablet.Tablet // borrowed: the entries hold the slices
+	if borrow {
+		tabs = rest.SliceRuns(len(runs), func(i int) (int, int) { return runs[i].lo, runs[i].hi })
+	}
 	for i, r := range runs {
-		if err := tx.addEntry(typ, r.device, &tabs[i], borrow); err != nil {
+		var slice *tablet.Tablet
+		if borrow {
+			slice = &tabs[i]
+		} else { // copied: each slice is garbage once encoded
+			slice = rest.Slice(r.lo, r.hi)
+		}
+		if err := tx.addEntry(typ, r.device, slice, borrow); err != nil {
 			clear(tx.entries[n:])
 			tx.entries = tx.entries[:n]
 			return err

@@ -450,6 +450,12 @@ func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, ms []mapped, m
 			}
 		}
 	}
+	valued := 0 // columns with a value: the most blocks a segment takes
+	for _, m := range ms {
+		if !m.empty {
+			valued++
+		}
+	}
 	for off := 0; off < n; {
 		row := c.rows + off
 		b, r := row>>c.shift, row&(c.blockRows-1)
@@ -470,13 +476,14 @@ func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, ms []mapped, m
 			sg.prev = c.blocks[b-1]
 		}
 		w.writeTimes(&sg, t.Times[off:off+cnt])
+		w.left = valued
 		for i, m := range ms {
 			if off == 0 && int(m.pos) >= width { // in this pass: one walk less over a wide tablet
 				c.cols = append(c.cols, colMeta{id: ids[i], typ: m.typ})
 			}
 			if !m.empty {
-				w.left = len(ms) - i
 				w.writeColumn(&sg, int(m.pos), &t.Columns[i])
+				w.left--
 			}
 		}
 		off += cnt
@@ -518,7 +525,7 @@ type segment struct {
 type writer struct {
 	c     *Chunk
 	delta int64
-	left  int // incoming columns not yet written in this segment, the current one included
+	left  int // incoming columns with values not yet written in this segment, the current one included
 	exts  slab[blockExt]
 	bytes slab[byte]
 	offs  slab[int32]

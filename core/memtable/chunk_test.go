@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -685,6 +686,27 @@ func TestSmallWritesAllocateLittle(t *testing.T) {
 		require.NoError(t, c.Write(next, idv))
 	})
 	t.Logf("allocations: %.1f for a new device's first row, %.1f for a row appended", first, appended)
+	// A row with a value in one column of ten takes room for one value:
+	// the columns all null take no share of the write's first slab.
+	sparse := int64Tablet([]int64{0}, idv, func(i int) bool { return i == 0 })
+	dense := int64Tablet([]int64{0}, idv, nil)
+	bytesPerWrite := func(row *tablet.Tablet) float64 {
+		const n = 1000
+		fresh := make([]*Chunk, n)
+		for i := range fresh {
+			fresh[i] = m.Chunk(2, fmt.Sprintf("%p-%06d", row, i))
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for _, c := range fresh {
+			require.NoError(t, c.Write(row, idv))
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.TotalAlloc-before.TotalAlloc) / n
+	}
+	sparseBytes, denseBytes := bytesPerWrite(sparse), bytesPerWrite(dense)
+	t.Logf("bytes allocated by a first row: %.0f with one value of ten, %.0f with ten", sparseBytes, denseBytes)
+	assert.Less(t, sparseBytes, denseBytes-60, "nine null columns take 72 bytes less room")
 	assert.LessOrEqual(t, appended, 1.0)
 	assert.LessOrEqual(t, first, 5.0) // columns, slots, values, times, state
 }

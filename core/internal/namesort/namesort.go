@@ -65,7 +65,7 @@ func Order(names []string) []int32 {
 		for i := lo; i < hi; i++ {
 			keys[i].i = int32(i)
 		}
-		sortAt(names, keys[lo:hi], skip, false)
+		sortTop(names, keys[lo:hi], skip)
 		return nil
 	})
 	cmp := func(a, b keyed) int {
@@ -105,38 +105,62 @@ func Sort(names []string) {
 	copy(names, sorted)
 }
 
-// sortAt sorts keys by their names' bytes from off on, all of which agree
-// before off, and sets their hi, lo and end for off. With keep, it leaves
-// hi, lo and end as they were for the key that comes to each place
-// instead: a run of keys equal at a shallower offset keeps them.
-func sortAt(names []string, keys []keyed, off int, keep bool) {
-	deeper := keys
-	if keep {
-		deeper = slices.Clone(keys)
-	}
+// sortTop sorts keys by their names' bytes from off on, all of which
+// agree before off, and leaves in each key its hi, lo and end at off (the
+// merge of parts compares them). A run of keys equal there is sorted by
+// the names' next bytes in a scratch copy, whose deeper keys the run's
+// keys do not take.
+func sortTop(names []string, keys []keyed, off int) {
+	keyAt(names, keys, off)
+	var scratch []keyed
+	eachTie(keys, func(lo, hi int) {
+		if scratch == nil {
+			scratch = make([]keyed, len(keys))
+		}
+		run := scratch[lo:hi]
+		copy(run, keys[lo:hi])
+		sortDeeper(names, run, off+window)
+		for j := range run {
+			keys[lo+j].i = run[j].i
+		}
+	})
+}
+
+// sortDeeper sorts keys by their names' bytes from off on, all of which
+// agree before off, overwriting their hi, lo and end: below the top, a
+// run's keys are not looked at again once its ties are sorted.
+func sortDeeper(names []string, keys []keyed, off int) {
+	keyAt(names, keys, off)
+	eachTie(keys, func(lo, hi int) { sortDeeper(names, keys[lo:hi], off+window) })
+}
+
+// keyAt sets each key's hi, lo and end from its name's bytes at off, and
+// sorts the keys by them.
+func keyAt(names []string, keys []keyed, off int) {
 	var buf [window]byte
-	for j := range deeper {
-		k := &deeper[j]
+	for j := range keys {
+		k := &keys[j]
 		rest := names[k.i][off:]
 		clear(buf[:])
 		copy(buf[:], rest)
 		k.hi, k.lo, k.end = binary.BigEndian.Uint64(buf[:8]), binary.BigEndian.Uint64(buf[8:]), int32(min(len(rest), window+1))
 	}
-	slices.SortFunc(deeper, compareKeys)
-	for lo := 0; lo < len(deeper); {
+	slices.SortFunc(keys, compareKeys)
+}
+
+// eachTie calls fn for each run [lo, hi) of sorted keys that are equal
+// and whose names go on past their 16 bytes: the runs the next 16 bytes
+// must sort.
+func eachTie(keys []keyed, fn func(lo, hi int)) {
+	for lo := 0; lo < len(keys); {
 		hi := lo + 1
-		for hi < len(deeper) && compareKeys(deeper[lo], deeper[hi]) == 0 {
+		for hi < len(keys) && compareKeys(keys[lo], keys[hi]) == 0 {
 			hi++
 		}
-		if hi-lo > 1 && deeper[lo].end > window { // the same 16 bytes and more after them
-			sortAt(names, deeper[lo:hi], off+window, true)
+		if hi-lo > 1 && keys[lo].end > window {
+			fn(lo, hi)
 		}
 		lo = hi
-	}
-	if keep {
-		for j := range keys {
-			keys[j].i = deeper[j].i
-		}
 	}
 }
 
