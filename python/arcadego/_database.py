@@ -172,7 +172,7 @@ class _Input:
     """One input batch made ready for the library: either (schema, array)
     struct addresses or a stream address, plus what keeps them alive."""
 
-    __slots__ = ("schema", "array", "stream", "keep", "export")
+    __slots__ = ("schema", "array", "stream", "keep", "export", "stream_cells")
 
     def __init__(self) -> None:
         self.schema = 0
@@ -180,6 +180,10 @@ class _Input:
         self.stream = 0
         self.keep: Any = None
         self.export: _export.Export | None = None
+        # Rows x columns of a stream whose source is a table already in
+        # memory (pyarrow, polars, a converted pandas frame); None when a
+        # producer makes the batches as the library reads them.
+        self.stream_cells: int | None = None
 
     def cells(self) -> int:
         """Rows x columns of a (schema, array) input, read from its struct."""
@@ -382,6 +386,20 @@ def _column_names(data: Any) -> list[Any]:
     return list(columns) if isinstance(columns, list) else []
 
 
+def _table_cells(data: Any) -> int | None:
+    """Rows x columns of a pyarrow Table or a polars DataFrame, whose
+    streams read memory already there; None for any other stream source
+    (a DuckDB relation or a reader may compute its batches as it goes)."""
+    kind = type(data)
+    module, name = kind.__module__, kind.__name__
+    if module.startswith("pyarrow") and name == "Table":
+        return int(data.num_rows) * int(data.num_columns)
+    if module.startswith("polars") and name == "DataFrame":
+        rows, cols = data.shape
+        return int(rows) * int(cols)
+    return None
+
+
 def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
     # The C Data Interface carries names as NUL-terminated strings: a NUL
     # inside one would silently shorten it.
@@ -402,6 +420,7 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
                 raise InvalidArgumentError(f"pandas DataFrame: {e}") from e
             inp.keep = table.__arrow_c_stream__()
             inp.stream = _cdata.capsule_pointer(inp.keep, _cdata.STREAM_CAPSULE_NAME)
+            inp.stream_cells = table.num_rows * table.num_columns
             return inp
         cols, n = _export.columns_from_pandas(data)
     elif hasattr(data, "__arrow_c_array__"):
@@ -413,6 +432,7 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
     elif hasattr(data, "__arrow_c_stream__"):
         inp.keep = data.__arrow_c_stream__()
         inp.stream = _cdata.capsule_pointer(inp.keep, _cdata.STREAM_CAPSULE_NAME)
+        inp.stream_cells = _table_cells(data)
         return inp
     elif isinstance(data, Mapping):
         cols, n = _export.columns_from_mapping(data, lambda c: db._null_format(type_name, c))
@@ -516,9 +536,14 @@ def _insert(db: Database, handle: int, in_tx: bool, type_name: str, data: Any, d
     lib = _lib.lib
     suffix = "_long" if long else ""
     try:
-        if inp.stream:  # size unknown, producer maybe slow: always cancellable
+        if inp.stream:
+            # Cancellable unless the stream reads a small table in memory
+            # (a tablet per device: the handoff to the helper thread and
+            # back was most of such an insert's time).
+            small = inp.stream_cells is not None and inp.stream_cells < _lib.HANDOFF_CELLS
             fn = getattr(lib, ("arcadego_tx_insert_stream" if in_tx else "arcadego_insert_stream") + suffix)
-            status = _lib.run_cancellable(db._handle, fn, handle, t, len(t), d, len(d), inp.stream, ctypes.byref(err))
+            status = _lib.run_cancellable(db._handle, fn, handle, t, len(t), d, len(d), inp.stream, ctypes.byref(err),
+                                          handoff=not small)
         else:
             fn = getattr(lib, ("arcadego_tx_insert" if in_tx else "arcadego_insert") + suffix)
             status = _lib.run_cancellable(db._handle, fn, handle, t, len(t), d, len(d), inp.schema, inp.array,

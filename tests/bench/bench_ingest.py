@@ -6,10 +6,12 @@ Inserts a 1M-row x 10-column table (time + 3 INT64 + 6 DOUBLE) into
   - DuckDB (`INSERT INTO t SELECT * FROM arrow_table`, and from the DataFrame);
   - sqlite3 (`executemany`, one transaction);
 each into a fresh on-disk database with durable commits (arcadego
-sync="full"), and measures the per-call overhead with tiny inserts.
-Figures are printed, never asserted. Usage:
+sync="full"), and measures the per-call overhead with tiny inserts and
+the ingest of many devices written one at a time (D devices x 10 rows x 5
+DOUBLE, a pyarrow Table per device, transactions of 1,000 of them,
+sync="normal"). Figures are printed, never asserted. Usage:
 
-    python tests/bench/bench_ingest.py [--rows N] [--repeat R]
+    python tests/bench/bench_ingest.py [--rows N] [--repeat R] [--devices D]
 """
 
 from __future__ import annotations
@@ -148,6 +150,8 @@ def per_call_overhead(calls: int) -> list[tuple[str, float]]:
 
     results.append(("ctypes call of arcadego_version() (floor)", timed(arcadego.library_version)))
     results.append(("insert pyarrow RecordBatch, main thread", timed(lambda: db.insert("S", batch))))
+    table = pa.Table.from_batches([batch])
+    results.append(("insert pyarrow Table (a stream), main thread", timed(lambda: db.insert("S", table))))
     results.append(("insert dict of numpy arrays, main thread", timed(lambda: db.insert("S", small))))
     box: list[float] = []
     th = threading.Thread(target=lambda: box.append(timed(lambda: db.insert("S", batch))))
@@ -158,11 +162,35 @@ def per_call_overhead(calls: int) -> list[tuple[str, float]]:
     return results
 
 
+def per_device_ingest(devices: int) -> tuple[float, float]:
+    """M rows/s and seconds of writing devices devices of 10 rows x 5
+    DOUBLE, one pyarrow Table each, 1,000 per transaction, on disk with
+    sync="normal"."""
+    rng = np.random.default_rng(3)
+    times = np.arange(10, dtype=np.int64)
+    tables = [pa.table({"time": times, **{f"f{c}": rng.random(10) for c in range(5)}}) for _ in range(64)]
+    with tempfile.TemporaryDirectory(prefix="arcadego-bench-") as tmp:
+        db = arcadego.connect(os.path.join(tmp, "db"), sync="normal")
+        with db.transaction() as tx:
+            tx.create_type("M")
+            for c in range(5):
+                tx.create_property("M", f"f{c}", "DOUBLE")
+        t0 = time.perf_counter()
+        for lo in range(0, devices, 1000):
+            with db.transaction() as tx:
+                for d in range(lo, min(devices, lo + 1000)):
+                    tx.insert("M", tables[d % len(tables)], device=f"plant-{d % 100:02d}/dev-{d:07d}")
+        spent = time.perf_counter() - t0
+        db.close()
+    return devices * 10 / spent / 1e6, spent
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--devices", type=int, default=100_000)
     args = parser.parse_args()
     table = make_table(args.rows)
     print(f"ingest of {args.rows:,} rows x {table.num_columns} columns "
@@ -182,6 +210,9 @@ def main() -> None:
     print(f"\nper-call overhead ({args.calls:,} tiny inserts of 1 row x 2 columns, in memory, sync=off)")
     for what, us in per_call_overhead(args.calls):
         print(f"  {what:<64} {us:8.1f} µs")
+    rate, spent = per_device_ingest(args.devices)
+    print(f"\ndevice by device: {args.devices:,} devices x 10 rows x 5 DOUBLE, a pyarrow Table each, "
+          f"1,000 per transaction, sync=normal: {rate:.3f} M rows/s ({spent:.2f} s)")
 
 
 if __name__ == "__main__":

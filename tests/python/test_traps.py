@@ -389,3 +389,51 @@ def test_ctrl_c_as_a_scan_call_returns_releases_its_stream(mem_db: arcadego.Data
     else:
         assert live == [True], "the started stream was released"
     assert mem_db.scan("A").to_arrow().num_rows == 10
+
+
+def test_small_tables_in_memory_skip_the_helper_thread(mem_db: arcadego.Database,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An insert from the main thread goes through the helper thread (so
+    that Ctrl-C can cancel it) unless it is small and its rows are already
+    in memory: a pyarrow Table, a polars or pandas DataFrame of a few rows
+    is done in microseconds, and the handoff there and back took longer
+    than the insert. A stream whose producer makes its batches as it is
+    read, or a large table, still goes through it."""
+    import numpy as np
+    import pandas as pd
+    import polars as pl
+    import pyarrow as pa
+
+    from arcadego import _lib
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("the handoff is the main thread's")
+    handed: list[Any] = []
+    submit = _lib._worker.submit
+
+    def recording(fn: Any, args: Any) -> Any:
+        handed.append(fn)
+        return submit(fn, args)
+
+    monkeypatch.setattr(_lib._worker, "submit", recording)
+    small = pa.table({"time": [1, 2], "x": [1.0, 2.0]})
+    big_rows = _lib.HANDOFF_CELLS // 2
+    big = pa.table({"time": np.arange(big_rows, dtype=np.int64), "x": np.ones(big_rows)})
+    cases: list[tuple[str, Any, bool]] = [  # what, a maker of the data (a reader is read once), handoff
+        ("pyarrow Table", lambda: small, False),
+        ("polars DataFrame", lambda: pl.DataFrame({"time": [3, 4], "x": [3.0, 4.0]}), False),
+        ("pandas DataFrame", lambda: pd.DataFrame({"time": [5, 6], "x": [5.0, 6.0]}), False),
+        ("RecordBatchReader", lambda: pa.RecordBatchReader.from_batches(small.schema, small.to_batches()), True),
+        (f"pyarrow Table of {big_rows * 2:,} cells", lambda: big, True),
+    ]
+    for i, (what, make, expect_handoff) in enumerate(cases):
+        handed.clear()
+        mem_db.insert("H", make(), device=f"d{i}")
+        assert bool(handed) == expect_handoff, what
+        with mem_db.transaction() as tx:
+            handed.clear()
+            tx.insert("H", make(), device=f"t{i}")
+            assert bool(handed) == expect_handoff, f"{what}, in a transaction"
+    counts = mem_db.devices_arrow("H").to_pydict()
+    assert dict(zip(counts["device"], counts["rows"])) == {
+        f"{p}{i}": (big_rows if i == 4 else 2) for i in range(len(cases)) for p in "dt"}
