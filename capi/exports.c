@@ -288,3 +288,38 @@ int arcadego_cancel(arcadego_db *db) {
 /* Messages and JSON strings are malloc'ed by the library: freeing them
 ** needs no Go, so a forked child may free what its parent was given. */
 void arcadego_free(void *p) { free(p); }
+
+/* Release callbacks that free nothing (see arcadego.h). Plain C: a caller
+** whose callbacks would run in an interpreter (Python's ctypes callbacks
+** cost tens of microseconds each) passes these instead. */
+void arcadego_mark_schema_released(struct ArrowSchema *schema) {
+  if (schema == NULL || schema->release == NULL) {
+    return;
+  }
+  for (int64_t i = 0; i < schema->n_children; i++) {
+    struct ArrowSchema *child = schema->children[i];
+    if (child != NULL && child->release != NULL) {
+      child->release(child);
+    }
+  }
+  if (schema->dictionary != NULL && schema->dictionary->release != NULL) {
+    schema->dictionary->release(schema->dictionary);
+  }
+  schema->release = NULL;
+}
+
+void arcadego_mark_array_released(struct ArrowArray *array) {
+  if (array == NULL || array->release == NULL) {
+    return;
+  }
+  for (int64_t i = 0; i < array->n_children; i++) {
+    struct ArrowArray *child = array->children[i];
+    if (child != NULL && child->release != NULL) {
+      child->release(child);
+    }
+  }
+  if (array->dictionary != NULL && array->dictionary->release != NULL) {
+    array->dictionary->release(array->dictionary);
+  }
+  array->release = NULL;
+}

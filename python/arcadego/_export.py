@@ -5,31 +5,33 @@ A batch is exported as a struct array ("+s") whose children are the columns.
 The structs live in two numpy blocks (row 0 the parent, rows 1..n the
 children) so that a 10,000-column batch costs a few vectorized writes, not
 10,000 ctypes objects. Every buffer, string and struct belongs to one
-:class:`_Export` owner, kept in a registry until the consumer has called the
-release callback of every struct it received (it may move children out and
-release them on their own, as the C Data Interface allows).
+:class:`Export` owner, which the caller keeps until the library call that
+takes the structs has returned: the library releases what it takes before
+it returns, and never moves children out. So the release callbacks are the
+library's own, which only mark the structs released
+(arcadego_mark_schema_released / _array_released): a callback into Python,
+as ctypes makes one, cost tens of microseconds per struct released.
 """
 
 from __future__ import annotations
 
 import ctypes
 import datetime as _dt
-import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
 import numpy as np
 
-from ._cdata import ArrayRelease, ArrowArray, ArrowSchema, SchemaRelease
+from ._cdata import ArrowArray, ArrowSchema
 from ._errors import InvalidArgumentError
 
 __all__ = ["Column", "Export", "columns_from_mapping", "columns_from_pandas", "export_columns"]
 
-# Word positions of the members the release callbacks use (every member is
-# 8 bytes on 64-bit); n_children is word 4 in both structs.
-_S_RELEASE, _S_PRIVATE = 7, 8
-_A_RELEASE, _A_PRIVATE = 8, 9
+# Word positions of the release members (every member is 8 bytes on
+# 64-bit).
+_S_RELEASE = 7
+_A_RELEASE = 8
 _SCHEMA_WORDS = ctypes.sizeof(ArrowSchema) // 8
 _ARRAY_WORDS = ctypes.sizeof(ArrowArray) // 8
 _FLAG_NULLABLE = 2
@@ -83,7 +85,6 @@ class Export:
 
     def __init__(self, columns: list[Column], length: int) -> None:
         n = len(columns)
-        self.key = key = next(_keys)
         self.cells = length * max(n, 1)
         # Pass 1: strings ("+s\0" "\0" then "format\0name\0" per column)
         # and the buffers to keep.
@@ -109,102 +110,69 @@ class Export:
                     keep(b)
                     addresses.append(_addr(b))
             addresses.extend(_ZEROS[: 3 - len(c.buffers)])
-        self.strings = np.frombuffer(b"".join(parts), dtype=np.uint8)
-        self.buffer_table = np.array(addresses, dtype=np.uint64)
-        schemas = np.empty((n + 1) * _SCHEMA_WORDS, dtype=np.uint64)
-        arrays = np.empty((n + 1) * _ARRAY_WORDS, dtype=np.uint64)
-        self.schema_children = np.empty(n, dtype=np.uint64)
-        self.array_children = np.empty(n, dtype=np.uint64)
-        sbase, abase, tbase, strbase = (_addr(schemas), _addr(arrays),
-                                        _addr(self.buffer_table), _addr(self.strings))
-        srel, arel = _schema_release_address, _array_release_address
+        # One block for the structs, the child pointer tables, the buffer
+        # table and the strings: its address is read once (each read of a
+        # numpy array's address builds a dict: a dozen of them were half
+        # of a small insert's preparation).
+        strings = b"".join(parts)
+        sw_n, aw_n = (n + 1) * _SCHEMA_WORDS, (n + 1) * _ARRAY_WORDS
+        at_arrays = sw_n
+        at_schema_children = at_arrays + aw_n
+        at_array_children = at_schema_children + n
+        at_buffers = at_array_children + n
+        at_strings = at_buffers + len(addresses)
+        block = np.empty(at_strings + (len(strings) + 7) // 8, dtype=np.uint64)
+        base = _addr(block)
+        block[at_buffers:at_strings] = addresses
+        block[at_strings:].view(np.uint8)[: len(strings)] = np.frombuffer(strings, dtype=np.uint8)
+        self.block = block
+        sbase, abase = base, base + 8 * at_arrays
+        tbase, strbase = base + 8 * at_buffers, base + 8 * at_strings
+        srel, arel = _release_addresses()
         # Pass 2: the struct words. Layouts (8-byte words):
         # schema: format name metadata flags n_children children dictionary release private
         # array:  length null_count offset n_buffers n_children buffers children dictionary release private
-        sw = [strbase, strbase + 3, 0, 0, n, _addr(self.schema_children) if n else 0, 0, srel, key]
-        aw = [length, 0, 0, 1, n, tbase, _addr(self.array_children) if n else 0, 0, arel, key]
+        sw = [strbase, strbase + 3, 0, 0, n, base + 8 * at_schema_children if n else 0, 0, srel, 0]
+        aw = [length, 0, 0, 1, n, tbase, base + 8 * at_array_children if n else 0, 0, arel, 0]
         for i, c in enumerate(columns):
-            sw += (strbase + offsets[2 * i], strbase + offsets[2 * i + 1], 0, _FLAG_NULLABLE, 0, 0, 0, srel, key)
-            aw += (c.length, c.null_count, 0, len(c.buffers), 0, tbase + 8 + 24 * i, 0, 0, arel, key)
-        schemas[:] = sw
-        arrays[:] = aw
+            sw += (strbase + offsets[2 * i], strbase + offsets[2 * i + 1], 0, _FLAG_NULLABLE, 0, 0, 0, srel, 0)
+            aw += (c.length, c.null_count, 0, len(c.buffers), 0, tbase + 8 + 24 * i, 0, 0, arel, 0)
+        block[:at_arrays] = sw
+        block[at_arrays:at_schema_children] = aw
         if n:
-            self.schema_children[:] = range(sbase + 8 * _SCHEMA_WORDS, sbase + 8 * _SCHEMA_WORDS * (n + 1),
-                                            8 * _SCHEMA_WORDS)
-            self.array_children[:] = range(abase + 8 * _ARRAY_WORDS, abase + 8 * _ARRAY_WORDS * (n + 1),
-                                           8 * _ARRAY_WORDS)
-        # Rows: 0 the parent, 1..n the children (views of the same memory).
-        self.schemas: np.ndarray = schemas.reshape(n + 1, _SCHEMA_WORDS)
-        self.arrays: np.ndarray = arrays.reshape(n + 1, _ARRAY_WORDS)
-        self.live = 2 * (n + 1)
-        _registry[key] = self
-
-    @property
-    def schema_address(self) -> int:
-        return _addr(self.schemas)
-
-    @property
-    def array_address(self) -> int:
-        return _addr(self.arrays)
+            block[at_schema_children:at_array_children] = range(
+                sbase + 8 * _SCHEMA_WORDS, sbase + 8 * _SCHEMA_WORDS * (n + 1), 8 * _SCHEMA_WORDS)
+            block[at_array_children:at_buffers] = range(
+                abase + 8 * _ARRAY_WORDS, abase + 8 * _ARRAY_WORDS * (n + 1), 8 * _ARRAY_WORDS)
+        # Rows: 0 the parent, 1..n the children (views of the block).
+        self.schemas: np.ndarray = block[:at_arrays].reshape(n + 1, _SCHEMA_WORDS)
+        self.arrays: np.ndarray = block[at_arrays:at_schema_children].reshape(n + 1, _ARRAY_WORDS)
+        self.schema_address = sbase
+        self.array_address = abase
 
     def release_all(self) -> None:
-        """Release what no consumer took (after a call that did not move)."""
+        """Mark released what no consumer took (after a call that failed
+        before taking the structs); the memory goes with the owner."""
+        from . import _lib
         if self.schemas[0, _S_RELEASE]:
-            _release_schema(self.schema_address)
+            _lib.lib.arcadego_mark_schema_released(self.schema_address)
         if self.arrays[0, _A_RELEASE]:
-            _release_array(self.array_address)
+            _lib.lib.arcadego_mark_array_released(self.array_address)
 
 
 _ZEROS = (0, 0, 0)
-_keys = itertools.count(1)
-_registry: dict[int, Export] = {}
+_releases: tuple[int, int] | None = None
 
 
-def live_exports() -> int:
-    """How many exports still wait for a release (for tests)."""
-    return len(_registry)
-
-
-def _release(address: int, words: int, release_col: int, private_col: int, block_name: str) -> None:
-    # The struct at `address` may be a consumer's moved copy: read it there.
-    struct = (ctypes.c_uint64 * words).from_address(address)
-    key = struct[private_col]
-    n_children = struct[4]
-    struct[release_col] = 0
-    owner = _registry.get(key)
-    if owner is None:
-        return
-    released = 1
-    if n_children:  # the parent releases the children not moved out
-        children = getattr(owner, block_name)[1:, release_col]
-        mask = children != 0
-        released += int(np.count_nonzero(mask))
-        children[mask] = 0
-    owner.live -= released
-    if owner.live <= 0:
-        del _registry[key]
-
-
-def _release_schema(address: int) -> None:
-    _release(address, _SCHEMA_WORDS, _S_RELEASE, _S_PRIVATE, "schemas")
-
-
-def _release_array(address: int) -> None:
-    _release(address, _ARRAY_WORDS, _A_RELEASE, _A_PRIVATE, "arrays")
-
-
-def _schema_release_cb(ptr: Any) -> None:
-    _release_schema(ctypes.addressof(ptr.contents))
-
-
-def _array_release_cb(ptr: Any) -> None:
-    _release_array(ctypes.addressof(ptr.contents))
-
-
-_schema_release_fn = SchemaRelease(_schema_release_cb)
-_array_release_fn = ArrayRelease(_array_release_cb)
-_schema_release_address = ctypes.cast(_schema_release_fn, ctypes.c_void_p).value or 0
-_array_release_address = ctypes.cast(_array_release_fn, ctypes.c_void_p).value or 0
+def _release_addresses() -> tuple[int, int]:
+    """The addresses of the library's marking release callbacks (loading
+    the library: importing this module does not)."""
+    global _releases
+    if _releases is None:
+        from . import _lib
+        _releases = (ctypes.cast(_lib.lib.arcadego_mark_schema_released, ctypes.c_void_p).value or 0,
+                     ctypes.cast(_lib.lib.arcadego_mark_array_released, ctypes.c_void_p).value or 0)
+    return _releases
 
 
 def export_columns(columns: list[Column], length: int) -> Export:

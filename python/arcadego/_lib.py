@@ -128,6 +128,8 @@ _proto("arcadego_stats", c_int, c_void_p, POINTER(c_void_p), _err)
 _proto("arcadego_devices", c_int, c_void_p, c_char_p, POINTER(c_void_p), _err)
 _proto("arcadego_device_list", c_int, c_void_p, c_char_p, c_void_p, c_void_p, _err)
 _proto("arcadego_free", None, c_void_p)
+_proto("arcadego_mark_schema_released", None, c_void_p)
+_proto("arcadego_mark_array_released", None, c_void_p)
 
 
 # ---------------------------------------------------------------------------

@@ -427,3 +427,48 @@ func TestConversionRuleThroughCStructs(t *testing.T) {
 	assert.Contains(t, msg, `column "n"`)
 	assert.Len(t, scanResult(t, db, `{"type": "C"}`).rows, 2)
 }
+
+// TestMarkReleasedCallbacks: a caller that keeps the memory of its structs
+// until the call returns may pass arcadego_mark_*_released as their
+// release callbacks; the library's release of the top-level structs marks
+// them and every child released, and frees nothing (the test frees the
+// memory afterwards). Called directly, they take NULL and a released
+// struct as no-ops.
+func TestMarkReleasedCallbacks(t *testing.T) {
+	db := openDB(t, "", "")
+	execDDL(t, db, schemaAB)
+	b := goodBatch(t)
+	b.schema().release, b.array().release = lib.markSchemaAddr, lib.markArrayAddr
+	n := int(b.schema().nChildren)
+	for i := range n {
+		b.colSchema(i).release, b.colArray(i).release = lib.markSchemaAddr, lib.markArrayAddr
+	}
+	code, msg := insert(t, db, "A", "d", b)
+	requireOK(t, code, msg, "insert")
+	assert.Zero(t, b.schema().release)
+	assert.Zero(t, b.array().release)
+	for i := range n {
+		assert.Zero(t, b.colSchema(i).release, "column %d's schema", i)
+		assert.Zero(t, b.colArray(i).release, "column %d's array", i)
+	}
+	r := scanResult(t, db, `{"type": "A"}`)
+	assert.Len(t, r.rows, 3, "the rows went in")
+
+	// A parent whose first child is released already: the other children
+	// are marked, the released one is left alone.
+	c := goodBatch(t)
+	c.schema().release = lib.markSchemaAddr
+	for i := range n {
+		c.colSchema(i).release = lib.markSchemaAddr
+	}
+	c.colSchema(0).release = 0
+	lib.markSchemaReleased(c.schemaAddr)
+	assert.Zero(t, c.schema().release)
+	for i := range n {
+		assert.Zero(t, c.colSchema(i).release, "column %d", i)
+	}
+	lib.markSchemaReleased(c.schemaAddr) // released: a no-op
+	lib.markSchemaReleased(0)
+	lib.markArrayReleased(0)
+	assert.Zero(t, c.schema().release)
+}

@@ -70,6 +70,9 @@ var lib struct {
 	devices        func(db uintptr, request *byte, json *uintptr, err *uintptr) int32
 	deviceList     func(db uintptr, request *byte, schema, array uintptr, err *uintptr) int32
 	free           func(p uintptr)
+	// The marking release callbacks, to call and as addresses to pass.
+	markSchemaReleased, markArrayReleased func(p uintptr)
+	markSchemaAddr, markArrayAddr         uintptr
 }
 
 // abiN holds the exports that take (pointer, length) pairs.
@@ -161,39 +164,47 @@ func load() error {
 		return fmt.Errorf("load %s: %w", abs, err)
 	}
 	for name, fn := range map[string]any{
-		"arcadego_version":          &lib.version,
-		"arcadego_open":             &lib.open,
-		"arcadego_close":            &lib.close,
-		"arcadego_begin":            &lib.begin,
-		"arcadego_tx_exec":          &abiN.txExec,
-		"arcadego_tx_insert":        &abiN.txInsert,
-		"arcadego_tx_insert_stream": &abiN.txInsertStream,
-		"arcadego_commit":           &lib.commit,
-		"arcadego_rollback":         &lib.rollback,
-		"arcadego_exec":             &abiN.exec,
-		"arcadego_insert":           &abiN.insert,
-		"arcadego_insert_stream":    &abiN.insertStream,
-		"arcadego_insert_long":      &abiN.insertLong,
-		"arcadego_tx_insert_long":   &abiN.txInsertLong,
-		"arcadego_scan":             &lib.scan,
-		"arcadego_scan_first":       &lib.scanFirst,
-		"arcadego_aggregate":        &lib.aggregate,
-		"arcadego_last":             &lib.last,
-		"arcadego_describe":         &abiN.describe,
-		"arcadego_set_runtime":      &lib.setRuntime,
-		"arcadego_cancel":           &lib.cancel,
-		"arcadego_flush":            &lib.flush,
-		"arcadego_checkpoint":       &lib.checkpoint,
-		"arcadego_compact":          &lib.compact,
-		"arcadego_delete":           &lib.delete,
-		"arcadego_tx_delete":        &lib.txDelete,
-		"arcadego_clone":            &lib.clone,
-		"arcadego_stats":            &lib.stats,
-		"arcadego_devices":          &lib.devices,
-		"arcadego_device_list":      &lib.deviceList,
-		"arcadego_free":             &lib.free,
+		"arcadego_version":              &lib.version,
+		"arcadego_open":                 &lib.open,
+		"arcadego_close":                &lib.close,
+		"arcadego_begin":                &lib.begin,
+		"arcadego_tx_exec":              &abiN.txExec,
+		"arcadego_tx_insert":            &abiN.txInsert,
+		"arcadego_tx_insert_stream":     &abiN.txInsertStream,
+		"arcadego_commit":               &lib.commit,
+		"arcadego_rollback":             &lib.rollback,
+		"arcadego_exec":                 &abiN.exec,
+		"arcadego_insert":               &abiN.insert,
+		"arcadego_insert_stream":        &abiN.insertStream,
+		"arcadego_insert_long":          &abiN.insertLong,
+		"arcadego_tx_insert_long":       &abiN.txInsertLong,
+		"arcadego_scan":                 &lib.scan,
+		"arcadego_scan_first":           &lib.scanFirst,
+		"arcadego_aggregate":            &lib.aggregate,
+		"arcadego_last":                 &lib.last,
+		"arcadego_describe":             &abiN.describe,
+		"arcadego_set_runtime":          &lib.setRuntime,
+		"arcadego_cancel":               &lib.cancel,
+		"arcadego_flush":                &lib.flush,
+		"arcadego_checkpoint":           &lib.checkpoint,
+		"arcadego_compact":              &lib.compact,
+		"arcadego_delete":               &lib.delete,
+		"arcadego_tx_delete":            &lib.txDelete,
+		"arcadego_clone":                &lib.clone,
+		"arcadego_stats":                &lib.stats,
+		"arcadego_devices":              &lib.devices,
+		"arcadego_device_list":          &lib.deviceList,
+		"arcadego_free":                 &lib.free,
+		"arcadego_mark_schema_released": &lib.markSchemaReleased,
+		"arcadego_mark_array_released":  &lib.markArrayReleased,
 	} {
 		purego.RegisterLibFunc(fn, h, name)
+	}
+	if lib.markSchemaAddr, err = purego.Dlsym(h, "arcadego_mark_schema_released"); err != nil {
+		return err
+	}
+	if lib.markArrayAddr, err = purego.Dlsym(h, "arcadego_mark_array_released"); err != nil {
+		return err
 	}
 	withLengths()
 	c, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW|purego.RTLD_GLOBAL)

@@ -502,6 +502,34 @@ int main(void) {
     err = NULL;
   }
 
+  /* A batch on the stack, its release callbacks the library's marking
+  ** ones: the insert takes it and leaves every struct released. */
+  {
+    int64_t times[2] = {100, 101}, ks[2] = {7, 8};
+    const void *time_bufs[2] = {NULL, times}, *k_bufs[2] = {NULL, ks}, *top_bufs[1] = {NULL};
+    struct ArrowSchema cols[2] = {
+        {.format = "l", .name = "time", .release = arcadego_mark_schema_released},
+        {.format = "l", .name = "k", .flags = 2, .release = arcadego_mark_schema_released}};
+    struct ArrowSchema *col_ptrs[2] = {&cols[0], &cols[1]};
+    struct ArrowSchema top = {.format = "+s", .name = "", .n_children = 2, .children = col_ptrs,
+                              .release = arcadego_mark_schema_released};
+    struct ArrowArray arrs[2] = {
+        {.length = 2, .n_buffers = 2, .buffers = time_bufs, .release = arcadego_mark_array_released},
+        {.length = 2, .n_buffers = 2, .buffers = k_bufs, .release = arcadego_mark_array_released}};
+    struct ArrowArray *arr_ptrs[2] = {&arrs[0], &arrs[1]};
+    struct ArrowArray batch = {.length = 2, .n_buffers = 1, .buffers = top_bufs, .n_children = 2,
+                               .children = arr_ptrs, .release = arcadego_mark_array_released};
+    rc = arcadego_insert(db, ARCADEGO_S("A"), ARCADEGO_S("marked"), &top, &batch, &err);
+    CHECK(rc == ARCADEGO_OK, "insert with the marking release callbacks: %d %s", rc, err ? err : "");
+    arcadego_free(err);
+    err = NULL;
+    CHECK(top.release == NULL && batch.release == NULL && cols[0].release == NULL && cols[1].release == NULL &&
+              arrs[0].release == NULL && arrs[1].release == NULL,
+          "the marking callbacks left a struct unreleased");
+    arcadego_mark_schema_released(NULL); /* no-ops */
+    arcadego_mark_array_released(&batch);
+  }
+
   /* Flush to the types' Delta tables, checkpoint, read the counters. */
   rc = arcadego_flush(db, &err);
   CHECK(rc == ARCADEGO_OK, "flush: %d %s", rc, err ? err : "");

@@ -247,3 +247,35 @@ def test_to_numpy_without_pyarrow(mem_db: arcadego.Database, monkeypatch: pytest
             assert np.array_equal(arr, got[name], equal_nan=arr.dtype.kind in "fmM"), name
     empty = mem_db.scan("U", start=100).to_numpy()
     assert empty["i"].dtype == np.int64 and len(empty["i"]) == 0
+
+
+def test_dict_exports_release_through_the_library() -> None:
+    """A dict's structs carry the library's marking release callbacks (no
+    call back into Python per struct): releasing the parent marks every
+    child released, and what no call took is released by release_all."""
+    import ctypes
+
+    from arcadego import _export, _lib
+
+    cols, n = _export.columns_from_mapping({"time": [1, 2], "x": [1.5, None], "s": ["a", "b"]}, lambda c: None)
+    exp = _export.export_columns(cols, n)
+    marks = (ctypes.cast(_lib.lib.arcadego_mark_schema_released, ctypes.c_void_p).value,
+             ctypes.cast(_lib.lib.arcadego_mark_array_released, ctypes.c_void_p).value)
+    assert set(exp.schemas[:, _export._S_RELEASE].tolist()) == {marks[0]}
+    assert set(exp.arrays[:, _export._A_RELEASE].tolist()) == {marks[1]}
+    exp.release_all()
+    assert not exp.schemas[:, _export._S_RELEASE].any()
+    assert not exp.arrays[:, _export._A_RELEASE].any()
+
+
+def test_many_small_dict_inserts_keep_their_rows() -> None:
+    """Each insert's buffers live until the library has copied them: a
+    thousand small inserts, each of fresh lists, read back whole."""
+    db = arcadego.connect(None, auto_create=True)
+    try:
+        for i in range(1000):
+            db.insert("S", {"time": [i], "x": [float(i)], "s": [f"v{i}"]}, device=f"d{i % 7}")
+        got = db.scan("S").to_pydict()
+        assert sorted(zip(got["time"], got["x"], got["s"])) == [(i, float(i), f"v{i}") for i in range(1000)]
+    finally:
+        db.close()
