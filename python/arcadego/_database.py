@@ -172,7 +172,7 @@ class _Input:
     """One input batch made ready for the library: either (schema, array)
     struct addresses or a stream address, plus what keeps them alive."""
 
-    __slots__ = ("schema", "array", "stream", "keep", "export", "stream_cells")
+    __slots__ = ("schema", "array", "stream", "keep", "export", "size")
 
     def __init__(self) -> None:
         self.schema = 0
@@ -180,17 +180,25 @@ class _Input:
         self.stream = 0
         self.keep: Any = None
         self.export: _export.Export | None = None
-        # Rows x columns of a stream whose source is a table already in
-        # memory (pyarrow, polars, a converted pandas frame); None when a
-        # producer makes the batches as the library reads them.
-        self.stream_cells: int | None = None
+        # Cells (rows x columns) and bytes of a source already in memory
+        # (pyarrow, polars, a converted pandas frame), when known; None for
+        # a stream whose producer makes its batches as they are read.
+        self.size: tuple[int, int | None] | None = None
 
-    def cells(self) -> int:
-        """Rows x columns of a (schema, array) input, read from its struct."""
-        if self.export is not None:
-            return int(self.export.cells)
-        a = _cdata.ArrowArray.from_address(self.array)
-        return int(a.length) * max(int(a.n_children), 1)
+    def small(self) -> bool:
+        """Whether the insert is over too soon for Ctrl-C to matter: fewer
+        cells than HANDOFF_CELLS, and fewer bytes than HANDOFF_BYTES where
+        the source tells them (a few wide strings can make a long copy)."""
+        size = self.size
+        if size is None and self.export is not None:
+            size = (int(self.export.cells), self.export.nbytes)
+        elif size is None and self.array:
+            a = _cdata.ArrowArray.from_address(self.array)
+            size = (int(a.length) * max(int(a.n_children), 1), None)
+        if size is None:
+            return False
+        cells, nbytes = size
+        return cells < _lib.HANDOFF_CELLS and (nbytes is None or nbytes < _lib.HANDOFF_BYTES)
 
     def finish(self) -> None:
         """Release what the library did not take (it always moves, but a
@@ -386,17 +394,18 @@ def _column_names(data: Any) -> list[Any]:
     return list(columns) if isinstance(columns, list) else []
 
 
-def _table_cells(data: Any) -> int | None:
-    """Rows x columns of a pyarrow Table or a polars DataFrame, whose
-    streams read memory already there; None for any other stream source
-    (a DuckDB relation or a reader may compute its batches as it goes)."""
+def _known_size(data: Any) -> tuple[int, int] | None:
+    """Cells and bytes of a pyarrow Table or RecordBatch or a polars
+    DataFrame, whose exports read memory already there; None for any other
+    source (a DuckDB relation or a reader may compute its batches as it
+    goes)."""
     kind = type(data)
     module, name = kind.__module__, kind.__name__
-    if module.startswith("pyarrow") and name == "Table":
-        return int(data.num_rows) * int(data.num_columns)
-    if module.startswith("polars") and name == "DataFrame":
+    if module == "pyarrow.lib" and name in ("Table", "RecordBatch"):
+        return int(data.num_rows) * int(data.num_columns), int(data.get_total_buffer_size())
+    if module.split(".")[0] == "polars" and name == "DataFrame":
         rows, cols = data.shape
-        return int(rows) * int(cols)
+        return int(rows) * int(cols), int(data.estimated_size())
     return None
 
 
@@ -420,7 +429,7 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
                 raise InvalidArgumentError(f"pandas DataFrame: {e}") from e
             inp.keep = table.__arrow_c_stream__()
             inp.stream = _cdata.capsule_pointer(inp.keep, _cdata.STREAM_CAPSULE_NAME)
-            inp.stream_cells = table.num_rows * table.num_columns
+            inp.size = _known_size(table)
             return inp
         cols, n = _export.columns_from_pandas(data)
     elif hasattr(data, "__arrow_c_array__"):
@@ -428,11 +437,12 @@ def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
         inp.keep = (schema_capsule, array_capsule)
         inp.schema = _cdata.capsule_pointer(schema_capsule, _cdata.SCHEMA_CAPSULE_NAME)
         inp.array = _cdata.capsule_pointer(array_capsule, _cdata.ARRAY_CAPSULE_NAME)
+        inp.size = _known_size(data)
         return inp
     elif hasattr(data, "__arrow_c_stream__"):
         inp.keep = data.__arrow_c_stream__()
         inp.stream = _cdata.capsule_pointer(inp.keep, _cdata.STREAM_CAPSULE_NAME)
-        inp.stream_cells = _table_cells(data)
+        inp.size = _known_size(data)
         return inp
     elif isinstance(data, Mapping):
         cols, n = _export.columns_from_mapping(data, lambda c: db._null_format(type_name, c))
@@ -540,14 +550,13 @@ def _insert(db: Database, handle: int, in_tx: bool, type_name: str, data: Any, d
             # Cancellable unless the stream reads a small table in memory
             # (a tablet per device: the handoff to the helper thread and
             # back was most of such an insert's time).
-            small = inp.stream_cells is not None and inp.stream_cells < _lib.HANDOFF_CELLS
             fn = getattr(lib, ("arcadego_tx_insert_stream" if in_tx else "arcadego_insert_stream") + suffix)
             status = _lib.run_cancellable(db._handle, fn, handle, t, len(t), d, len(d), inp.stream, ctypes.byref(err),
-                                          handoff=not small)
+                                          handoff=not inp.small())
         else:
             fn = getattr(lib, ("arcadego_tx_insert" if in_tx else "arcadego_insert") + suffix)
             status = _lib.run_cancellable(db._handle, fn, handle, t, len(t), d, len(d), inp.schema, inp.array,
-                                          ctypes.byref(err), handoff=inp.cells() >= _lib.HANDOFF_CELLS)
+                                          ctypes.byref(err), handoff=not inp.small())
         _lib.check(status, err)
     finally:
         inp.finish()

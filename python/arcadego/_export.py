@@ -2,9 +2,9 @@
 Arrow C Data Interface structs, without pyarrow.
 
 A batch is exported as a struct array ("+s") whose children are the columns.
-The structs live in two numpy blocks (row 0 the parent, rows 1..n the
-children) so that a 10,000-column batch costs a few vectorized writes, not
-10,000 ctypes objects. Every buffer, string and struct belongs to one
+The structs live in one numpy block (the parent first, then the
+children), so that a 10,000-column batch costs a few vectorized writes,
+not 10,000 ctypes objects. Every buffer, string and struct belongs to one
 :class:`Export` owner, which the caller keeps until the library call that
 takes the structs has returned: the library releases what it takes before
 it returns, and never moves children out. So the release callbacks are the
@@ -86,6 +86,7 @@ class Export:
     def __init__(self, columns: list[Column], length: int) -> None:
         n = len(columns)
         self.cells = length * max(n, 1)
+        self.nbytes = 0  # of the buffers
         # Pass 1: strings ("+s\0" "\0" then "format\0name\0" per column)
         # and the buffers to keep.
         parts = [b"+s\0\0"]
@@ -108,6 +109,7 @@ class Export:
                     if b.nbytes == 0:
                         b = _EMPTY
                     keep(b)
+                    self.nbytes += b.nbytes
                     addresses.append(_addr(b))
             addresses.extend(_ZEROS[: 3 - len(c.buffers)])
         # One block for the structs, the child pointer tables, the buffer

@@ -217,10 +217,12 @@ class _Worker:
 _worker = _Worker()
 
 
-#: Inserts of at least this many cells (rows x columns) run on the helper
-#: thread; smaller ones finish long before a person presses Ctrl-C, and the
+#: Inserts of at least this many cells (rows x columns), or of at least
+#: HANDOFF_BYTES where the input tells its size, run on the helper thread;
+#: smaller ones finish long before a person presses Ctrl-C, and the
 #: handoff costs two thread wake-ups.
 HANDOFF_CELLS = 1 << 18
+HANDOFF_BYTES = 8 << 20
 
 
 def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool = True) -> Any:
@@ -245,13 +247,17 @@ def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool =
             while not done.acquire(timeout=0.25):
                 pass
             break
-        except KeyboardInterrupt as e:
-            interrupted = e
+        except BaseException as e:  # noqa: B036 - Ctrl-C, or whatever a signal handler raised
+            # The call goes on reading the caller's buffers until it
+            # returns: it is canceled and waited for, never left running
+            # while the caller frees them.
+            if interrupted is None:
+                interrupted = e
             lib.arcadego_cancel(db)
     ok, value = box[0]
     if interrupted is not None:
         if ok and value == 0:  # committed before the cancel could stop it
-            _interrupt_after_return(sys._getframe())
+            _interrupt_after_return(sys._getframe(), interrupted)
             return value
         raise interrupted
     if not ok:
@@ -259,10 +265,11 @@ def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool =
     return value
 
 
-def _interrupt_after_return(frame: Any) -> None:
-    """Raise KeyboardInterrupt in the code that called into arcadego, once
-    the call has returned: at the caller's next call, or when the caller
-    itself returns. frame is a frame of the call, inside the package.
+def _interrupt_after_return(frame: Any, interrupt: BaseException | None = None) -> None:
+    """Raise KeyboardInterrupt (or interrupt, another exception a signal
+    handler raised during the call) in the code that called into arcadego,
+    once the call has returned: at the caller's next call, or when the
+    caller itself returns. frame is a frame of the call, inside the package.
 
     A signal raised before returning would be handled inside the call (the
     interpreter checks for signals at every call), so a profile hook, set
@@ -285,6 +292,8 @@ def _interrupt_after_return(frame: Any) -> None:
             returned = True
         elif returned and (f is caller or f.f_back is caller):
             sys.setprofile(None)
+            if interrupt is not None and not isinstance(interrupt, KeyboardInterrupt):
+                raise interrupt
             raise KeyboardInterrupt("Ctrl-C came during a call that had already committed: the call "
                                     "completed and returned, and the interrupt was raised after it")
 

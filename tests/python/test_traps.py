@@ -416,17 +416,28 @@ def test_small_tables_in_memory_skip_the_helper_thread(mem_db: arcadego.Database
         return submit(fn, args)
 
     monkeypatch.setattr(_lib._worker, "submit", recording)
-    small = pa.table({"time": [1, 2], "x": [1.0, 2.0]})
-    big_rows = _lib.HANDOFF_CELLS // 2
-    big = pa.table({"time": np.arange(big_rows, dtype=np.int64), "x": np.ones(big_rows)})
-    cases: list[tuple[str, Any, bool]] = [  # what, a maker of the data (a reader is read once), handoff
-        ("pyarrow Table", lambda: small, False),
-        ("polars DataFrame", lambda: pl.DataFrame({"time": [3, 4], "x": [3.0, 4.0]}), False),
-        ("pandas DataFrame", lambda: pd.DataFrame({"time": [5, 6], "x": [5.0, 6.0]}), False),
-        ("RecordBatchReader", lambda: pa.RecordBatchReader.from_batches(small.schema, small.to_batches()), True),
-        (f"pyarrow Table of {big_rows * 2:,} cells", lambda: big, True),
+    small = pa.table({"time": [1, 2], "x": [1.0, 2.0], "s": ["a", "b"]})
+    big_rows = _lib.HANDOFF_CELLS // 3 + 1
+    big = pa.table({"time": np.arange(big_rows, dtype=np.int64), "x": np.ones(big_rows), "s": ["v"] * big_rows})
+    # Few cells, many bytes: a copy of them is no instant.
+    wide_rows = 1000
+    wide_value = "w" * (_lib.HANDOFF_BYTES // wide_rows)
+    wide = pa.table({"time": np.arange(wide_rows, dtype=np.int64), "x": np.ones(wide_rows), "s": [wide_value] * wide_rows})
+    cases: list[tuple[str, Any, bool, int]] = [  # what, a maker of the data (a reader is read once), handoff, rows
+        ("pyarrow Table", lambda: small, False, 2),
+        ("pyarrow RecordBatch", lambda: small.to_batches()[0], False, 2),
+        ("polars DataFrame", lambda: pl.DataFrame({"time": [3, 4], "x": [3.0, 4.0], "s": ["c", "d"]}), False, 2),
+        ("pandas DataFrame", lambda: pd.DataFrame({"time": [5, 6], "x": [5.0, 6.0], "s": ["e", "f"]}), False, 2),
+        ("dict", lambda: {"time": [7, 8], "x": [7.0, 8.0], "s": ["g", "h"]}, False, 2),
+        ("RecordBatchReader", lambda: pa.RecordBatchReader.from_batches(small.schema, small.to_batches()), True, 2),
+        (f"pyarrow Table of {big_rows * 3:,} cells", lambda: big, True, big_rows),
+        (f"pyarrow Table of {wide.get_total_buffer_size():,} bytes", lambda: wide, True, wide_rows),
+        ("that as a RecordBatch", lambda: wide.combine_chunks().to_batches()[0], True, wide_rows),
+        ("that as a polars DataFrame", lambda: pl.from_arrow(wide), True, wide_rows),
+        ("that as a dict", lambda: {"time": list(range(wide_rows)), "x": [1.0] * wide_rows,
+                                    "s": [wide_value] * wide_rows}, True, wide_rows),
     ]
-    for i, (what, make, expect_handoff) in enumerate(cases):
+    for i, (what, make, expect_handoff, _) in enumerate(cases):
         handed.clear()
         mem_db.insert("H", make(), device=f"d{i}")
         assert bool(handed) == expect_handoff, what
@@ -436,4 +447,70 @@ def test_small_tables_in_memory_skip_the_helper_thread(mem_db: arcadego.Database
             assert bool(handed) == expect_handoff, f"{what}, in a transaction"
     counts = mem_db.devices_arrow("H").to_pydict()
     assert dict(zip(counts["device"], counts["rows"])) == {
-        f"{p}{i}": (big_rows if i == 4 else 2) for i in range(len(cases)) for p in "dt"}
+        f"{p}{i}": case[3] for i, case in enumerate(cases) for p in "dt"}
+
+
+@pytest.mark.parametrize("status", [0, 8])
+def test_other_exceptions_during_a_call_wait_for_it(monkeypatch: pytest.MonkeyPatch, status: int) -> None:
+    """An exception other than KeyboardInterrupt that a signal handler
+    raises while the main thread waits for a call (SIGTERM turned into
+    SystemExit, an alarm) cancels the call and waits for it as Ctrl-C
+    does, so that the caller never frees buffers the call still reads; the
+    exception comes after, from the call (canceled in time, status 8) or
+    at the caller's next call (committed anyway, status 0)."""
+    import signal
+
+    from arcadego import _lib
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers run on the main thread")
+
+    class Alarm(Exception):
+        pass
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Alarm("from a signal handler")
+
+    old = signal.signal(signal.SIGUSR1, handler)
+    cancel_seen, started, finished = threading.Event(), threading.Event(), threading.Event()
+    monkeypatch.setattr(_lib.lib, "arcadego_cancel", lambda db: cancel_seen.set())
+    wait_for_cancel = _interruptible(status, cancel_seen, started)
+
+    def fn() -> int:
+        try:
+            return wait_for_cancel()
+        finally:
+            finished.set()
+    main = threading.main_thread().ident
+
+    def send() -> None:
+        import inspect
+        lines, first = inspect.getsourcelines(_lib.run_cancellable)
+        wait_line = first + next(i for i, ln in enumerate(lines) if "done.acquire" in ln)
+        started.wait()  # an event: the call has begun
+        while True:
+            frame = sys._current_frames()[main]
+            if frame.f_code.co_name == "run_cancellable" and frame.f_lineno == wait_line:
+                break
+            time.sleep(0.001)  # a poll interval: what ends the loop is the frame, not the time
+        os.kill(os.getpid(), signal.SIGUSR1)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    try:
+        if status == 0:
+            after: list[int] = []
+            with pytest.raises(Alarm):
+                got = _lib.run_cancellable(object(), fn)
+                assert finished.is_set(), "returned before the call had finished"
+                after.append(got)  # the caller's next call: the exception arrives here
+            assert after == [], "the exception was not delivered at the caller's next call"
+            assert sys.getprofile() is None
+        else:
+            with pytest.raises(Alarm):
+                _lib.run_cancellable(object(), fn)
+            assert finished.is_set(), "raised before the call had finished"
+    finally:
+        sender.join()
+        signal.signal(signal.SIGUSR1, old)
+    assert cancel_seen.is_set()
