@@ -190,6 +190,31 @@ def _interruptible(result: int, cancel_seen: "threading.Event", started: "thread
     return fn
 
 
+def _signal_when_waiting(signum: int, started: "threading.Event") -> "threading.Thread":
+    """Start a thread that sends signum to this process once the call has
+    begun (started) and the main thread waits for it in run_cancellable
+    (seen in its frame, not guessed from time); join it after the call."""
+    from arcadego import _lib
+
+    main = threading.main_thread().ident
+
+    def send() -> None:
+        import inspect
+        lines, first = inspect.getsourcelines(_lib.run_cancellable)
+        wait_line = first + next(i for i, ln in enumerate(lines) if "done.acquire" in ln)
+        started.wait()  # an event, not a deadline: the call has begun
+        while True:
+            frame = sys._current_frames()[main]
+            if frame.f_code.co_name == "run_cancellable" and frame.f_lineno == wait_line:
+                break
+            time.sleep(0.001)  # a poll interval: what ends the loop is the frame, not the time
+        os.kill(os.getpid(), signum)
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    return sender
+
+
 @pytest.mark.parametrize("status", [0, 8])
 def test_ctrl_c_means_not_written(monkeypatch: pytest.MonkeyPatch, status: int) -> None:
     """Ctrl-C during a call: if the call then fails (canceled in time,
@@ -206,24 +231,7 @@ def test_ctrl_c_means_not_written(monkeypatch: pytest.MonkeyPatch, status: int) 
     cancel_seen, started = threading.Event(), threading.Event()
     monkeypatch.setattr(_lib.lib, "arcadego_cancel", lambda db: cancel_seen.set())
     fn = _interruptible(status, cancel_seen, started)
-    main = threading.main_thread().ident
-
-    def send() -> None:
-        # Once the call runs and the main thread waits for it (seen in its
-        # frame, not guessed from time), press Ctrl-C.
-        import inspect
-        lines, first = inspect.getsourcelines(_lib.run_cancellable)
-        wait_line = first + next(i for i, ln in enumerate(lines) if "done.acquire" in ln)
-        started.wait()  # an event, not a deadline: the call has begun
-        while True:
-            frame = sys._current_frames()[main]
-            if frame.f_code.co_name == "run_cancellable" and frame.f_lineno == wait_line:
-                break
-            time.sleep(0.001)  # a poll interval: what ends the loop is the frame, not the time
-        os.kill(os.getpid(), signal.SIGINT)
-
-    sender = threading.Thread(target=send)
-    sender.start()
+    sender = _signal_when_waiting(signal.SIGINT, started)  # Ctrl-C
     try:
         if status == 0:
             got, after = None, []
@@ -481,22 +489,7 @@ def test_other_exceptions_during_a_call_wait_for_it(monkeypatch: pytest.MonkeyPa
             return wait_for_cancel()
         finally:
             finished.set()
-    main = threading.main_thread().ident
-
-    def send() -> None:
-        import inspect
-        lines, first = inspect.getsourcelines(_lib.run_cancellable)
-        wait_line = first + next(i for i, ln in enumerate(lines) if "done.acquire" in ln)
-        started.wait()  # an event: the call has begun
-        while True:
-            frame = sys._current_frames()[main]
-            if frame.f_code.co_name == "run_cancellable" and frame.f_lineno == wait_line:
-                break
-            time.sleep(0.001)  # a poll interval: what ends the loop is the frame, not the time
-        os.kill(os.getpid(), signal.SIGUSR1)
-
-    sender = threading.Thread(target=send)
-    sender.start()
+    sender = _signal_when_waiting(signal.SIGUSR1, started)
     try:
         if status == 0:
             after: list[int] = []
