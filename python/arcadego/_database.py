@@ -183,7 +183,7 @@ class _Input:
         # Cells (rows x columns) and bytes of a source already in memory
         # (pyarrow, polars, a converted pandas frame), when known; None for
         # a stream whose producer makes its batches as they are read.
-        self.size: tuple[int, int | None] | None = None
+        self.size: tuple[int, int] | None = None
 
     def small(self) -> bool:
         """Whether the insert is over too soon for Ctrl-C to matter: fewer
@@ -192,13 +192,10 @@ class _Input:
         size = self.size
         if size is None and self.export is not None:
             size = (int(self.export.cells), self.export.nbytes)
-        elif size is None and self.array:
-            a = _cdata.ArrowArray.from_address(self.array)
-            size = (int(a.length) * max(int(a.n_children), 1), None)
-        if size is None:
+        if size is None:  # a producer that does not tell its bytes
             return False
         cells, nbytes = size
-        return cells < _lib.HANDOFF_CELLS and (nbytes is None or nbytes < _lib.HANDOFF_BYTES)
+        return cells < _lib.HANDOFF_CELLS and nbytes < _lib.HANDOFF_BYTES
 
     def finish(self) -> None:
         """Release what the library did not take (it always moves, but a
@@ -398,15 +395,35 @@ def _known_size(data: Any) -> tuple[int, int] | None:
     """Cells and bytes of a pyarrow Table or RecordBatch or a polars
     DataFrame, whose exports read memory already there; None for any other
     source (a DuckDB relation or a reader may compute its batches as it
-    goes)."""
+    goes), and for columns whose values the library expands from fewer
+    bytes (dictionaries, as pandas categoricals become; views; run-end
+    encoding): a 2 KiB value repeated 100,000 times is 1 MB of buffers and
+    200 MB to copy."""
     kind = type(data)
     module, name = kind.__module__, kind.__name__
-    if module == "pyarrow.lib" and name in ("Table", "RecordBatch"):
-        return int(data.num_rows) * int(data.num_columns), int(data.get_total_buffer_size())
-    if module.split(".")[0] == "polars" and name == "DataFrame":
-        rows, cols = data.shape
-        return int(rows) * int(cols), int(data.estimated_size())
+    try:
+        if module == "pyarrow.lib" and name in ("Table", "RecordBatch"):
+            if any(_expanded(str(t)) for t in data.schema.types):
+                return None
+            nbytes = int(data.get_total_buffer_size())  # whole buffers: cheap, a slice's too
+            if nbytes >= _lib.HANDOFF_BYTES:
+                nbytes = int(data.nbytes)  # the slice's own ranges
+            return int(data.num_rows) * int(data.num_columns), nbytes
+        if module.split(".")[0] == "polars" and name == "DataFrame":
+            if any(_expanded(str(t).lower()) for t in data.dtypes):
+                return None
+            rows, cols = data.shape
+            return int(rows) * int(cols), int(data.estimated_size())
+    except Exception:  # noqa: BLE001 - an unknown version of either: taken as large
+        return None
     return None
+
+
+def _expanded(type_name: str) -> bool:
+    """Whether an Arrow (or polars) type, by name, holds values that a copy
+    expands: dictionary-encoded (polars Categorical and Enum export so),
+    view or run-end encoded."""
+    return any(word in type_name for word in ("dictionary", "view", "run_end", "categorical", "enum"))
 
 
 def _prepare_input(db: Database, type_name: str, data: Any) -> _Input:
@@ -552,11 +569,12 @@ def _insert(db: Database, handle: int, in_tx: bool, type_name: str, data: Any, d
             # back was most of such an insert's time).
             fn = getattr(lib, ("arcadego_tx_insert_stream" if in_tx else "arcadego_insert_stream") + suffix)
             status = _lib.run_cancellable(db._handle, fn, handle, t, len(t), d, len(d), inp.stream, ctypes.byref(err),
-                                          handoff=not inp.small())
+                                          handoff=not inp.small(), keep=(inp.keep, inp.export))
         else:
             fn = getattr(lib, ("arcadego_tx_insert" if in_tx else "arcadego_insert") + suffix)
             status = _lib.run_cancellable(db._handle, fn, handle, t, len(t), d, len(d), inp.schema, inp.array,
-                                          ctypes.byref(err), handoff=not inp.small())
+                                          ctypes.byref(err), handoff=not inp.small(),
+                                          keep=(inp.keep, inp.export))
         _lib.check(status, err)
     finally:
         inp.finish()

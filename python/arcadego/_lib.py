@@ -194,14 +194,21 @@ class _Worker:
 
     def _loop(self) -> None:
         while True:
-            fn, args, done, box = self._jobs.get()
+            fn, args, done, box, keep = self._jobs.get()
             try:
                 box.append((True, fn(*args)))
             except BaseException as e:  # handed back to the caller
                 box.append((False, e))
+            # The call is over: what it read may go now, not before (the
+            # caller may have stopped waiting, see run_cancellable).
+            del fn, args, keep
             done.release()
 
-    def submit(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, list[Any]]:
+    def alive(self) -> bool:
+        """Whether the helper thread runs (in this process)."""
+        return self._thread is not None and self._pid == os.getpid() and self._thread.is_alive()
+
+    def submit(self, fn: Callable[..., Any], args: tuple[Any, ...], keep: Any = None) -> tuple[Any, list[Any]]:
         done = threading.Lock()
         done.acquire()
         box: list[Any] = []
@@ -210,7 +217,7 @@ class _Worker:
             self._jobs = queue.SimpleQueue()
             self._thread = threading.Thread(target=self._loop, name="arcadego-call", daemon=True)
             self._thread.start()
-        self._jobs.put((fn, args, done, box))
+        self._jobs.put((fn, args, done, box, keep))
         return done, box
 
 
@@ -225,10 +232,13 @@ HANDOFF_CELLS = 1 << 18
 HANDOFF_BYTES = 8 << 20
 
 
-def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool = True) -> Any:
+def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool = True, keep: Any = None) -> Any:
     """Run ``fn(*args)`` (a library call returning a status). On the main
     thread, with ``handoff``, run it on the helper thread so that Ctrl-C
-    cancels it through arcadego_cancel(db).
+    cancels it through arcadego_cancel(db). ``keep``: what the call reads
+    (buffers, capsules), held by the helper until the call has returned,
+    even if this function raised before (a second signal handler may raise
+    where no handler can catch it, as the wait loops).
 
     Ctrl-C has one meaning: an exception says nothing was written. The
     call is always waited for (no buffer is freed while the library still
@@ -240,18 +250,24 @@ def run_cancellable(db: Any, fn: Callable[..., Any], *args: Any, handoff: bool =
     check_fork()
     if not handoff or threading.current_thread() is not threading.main_thread():
         return fn(*args)
-    done, box = _worker.submit(fn, args)
+    done, box = _worker.submit(fn, args, keep)
     interrupted: BaseException | None = None
+    # The helper fills box before it releases done: box says the call is
+    # over, whatever interrupted the wait for done.
     while True:
         try:
-            while not done.acquire(timeout=0.25):
-                pass
-            break
+            if box:
+                break
+            if not done.acquire(timeout=0.25) and not _worker.alive():
+                raise Error("arcadego's call thread ended without finishing its call")
+            continue  # the loop's jump inside the try: a signal there is caught
+        except Error:
+            raise
         except BaseException as e:  # noqa: B036 - Ctrl-C, or whatever a signal handler raised
             # The call goes on reading the caller's buffers until it
-            # returns: it is canceled and waited for, never left running
-            # while the caller frees them.
-            if interrupted is None:
+            # returns: it is canceled and waited for. Of several such
+            # exceptions, a SystemExit wins; otherwise the first.
+            if interrupted is None or (isinstance(e, SystemExit) and not isinstance(interrupted, SystemExit)):
                 interrupted = e
             lib.arcadego_cancel(db)
     ok, value = box[0]
@@ -280,9 +296,16 @@ def _interrupt_after_return(frame: Any, interrupt: BaseException | None = None) 
         frame = frame.f_back  # the outermost frame of the package: the public call
     outer, caller = frame, frame.f_back
     if sys.getprofile() is not None or caller is None:
-        # A profiler owns the hook: say it instead of taking the hook away.
+        # A profiler owns the hook. Another exception than Ctrl-C's (a
+        # SIGTERM's SystemExit) must not be lost: raised now, from the
+        # call. Ctrl-C: said, instead of taking the hook away.
+        if interrupt is not None and not isinstance(interrupt, KeyboardInterrupt):
+            raise interrupt
+        level, f = 1, sys._getframe()
+        while f is not None and f is not caller:  # the warning names the caller's line
+            f, level = f.f_back, level + 1
         warnings.warn("Ctrl-C came after the commit point: the call was committed", RuntimeWarning,
-                      stacklevel=2)
+                      stacklevel=level)
         return
     returned = False
 

@@ -190,10 +190,11 @@ def _interruptible(result: int, cancel_seen: "threading.Event", started: "thread
     return fn
 
 
-def _signal_when_waiting(signum: int, started: "threading.Event") -> "threading.Thread":
-    """Start a thread that sends signum to this process once the call has
-    begun (started) and the main thread waits for it in run_cancellable
-    (seen in its frame, not guessed from time); join it after the call."""
+def _signal_when_waiting(signum: int, started: "threading.Event", then: int | None = None) -> "threading.Thread":
+    """Start a thread that sends signum (and then the signal then) to this
+    process once the call has begun (started) and the main thread waits for
+    it in run_cancellable (seen in its frame, not guessed from time); join
+    it after the call."""
     from arcadego import _lib
 
     main = threading.main_thread().ident
@@ -209,6 +210,8 @@ def _signal_when_waiting(signum: int, started: "threading.Event") -> "threading.
                 break
             time.sleep(0.001)  # a poll interval: what ends the loop is the frame, not the time
         os.kill(os.getpid(), signum)
+        if then is not None:
+            os.kill(os.getpid(), then)
 
     sender = threading.Thread(target=send)
     sender.start()
@@ -419,9 +422,9 @@ def test_small_tables_in_memory_skip_the_helper_thread(mem_db: arcadego.Database
     handed: list[Any] = []
     submit = _lib._worker.submit
 
-    def recording(fn: Any, args: Any) -> Any:
+    def recording(fn: Any, args: Any, keep: Any = None) -> Any:
         handed.append(fn)
-        return submit(fn, args)
+        return submit(fn, args, keep)
 
     monkeypatch.setattr(_lib._worker, "submit", recording)
     small = pa.table({"time": [1, 2], "x": [1.0, 2.0], "s": ["a", "b"]})
@@ -444,6 +447,18 @@ def test_small_tables_in_memory_skip_the_helper_thread(mem_db: arcadego.Database
         ("that as a polars DataFrame", lambda: pl.from_arrow(wide), True, wide_rows),
         ("that as a dict", lambda: {"time": list(range(wide_rows)), "x": [1.0] * wide_rows,
                                     "s": [wide_value] * wide_rows}, True, wide_rows),
+        # Few bytes that expand: a dictionary (a pandas categorical), a view.
+        ("a dictionary column", lambda: pa.table({"time": [9, 10], "x": [1.0, 2.0],
+                                                  "s": pa.array(["i", "j"]).dictionary_encode()}), True, 2),
+        ("a pandas categorical", lambda: pd.DataFrame({"time": [11, 12], "x": [1.0, 2.0],
+                                                       "s": pd.Categorical(["k", "l"])}), True, 2),
+        ("a polars Categorical", lambda: pl.DataFrame({"time": [13, 14], "x": [1.0, 2.0], "s": ["m", "n"]})
+         .with_columns(pl.col("s").cast(pl.Categorical)), True, 2),
+        # A slice is sized by its own rows, not its buffers'.
+        ("a slice of a large table", lambda: big.slice(5, 2), False, 2),
+        # A producer that does not tell its bytes.
+        ("a StructArray", lambda: pa.StructArray.from_arrays(
+            [pa.array([15, 16]), pa.array([1.0, 2.0]), pa.array(["o", "p"])], names=["time", "x", "s"]), True, 2),
     ]
     for i, (what, make, expect_handoff, _) in enumerate(cases):
         handed.clear()
@@ -456,6 +471,113 @@ def test_small_tables_in_memory_skip_the_helper_thread(mem_db: arcadego.Database
     counts = mem_db.devices_arrow("H").to_pydict()
     assert dict(zip(counts["device"], counts["rows"])) == {
         f"{p}{i}": case[3] for i, case in enumerate(cases) for p in "dt"}
+
+
+def test_two_signals_during_a_call_keep_its_input_alive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two signal handlers that raise, one after the other: the call is
+    canceled, the SystemExit of the two comes out, and what the call reads
+    lives until it returns even if the second exception escaped the wait
+    (a handler may raise where no except clause reaches, as the wait
+    loops back)."""
+    import weakref
+    import signal
+
+    from arcadego import _lib
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers run on the main thread")
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise RuntimeError("first handler")
+
+    def term(signum: int, frame: Any) -> None:
+        raise SystemExit(143)
+
+    class Buffers:  # stands for an insert's input
+        pass
+
+    old = signal.signal(signal.SIGUSR1, alarm), signal.signal(signal.SIGUSR2, term)
+    # The stand-in call returns when the test says: after the exception
+    # left run_cancellable and the caller let go of the input. (A cancel,
+    # here a Python function that a pending handler may preempt, is not
+    # waited for.)
+    monkeypatch.setattr(_lib.lib, "arcadego_cancel", lambda db: 0)
+    started, may_return, finished = threading.Event(), threading.Event(), threading.Event()
+    buffers = Buffers()
+    ref = weakref.ref(buffers)
+    alive_at_return: list[bool] = []
+
+    def fn() -> int:
+        started.set()
+        try:
+            assert may_return.wait(60)
+            return 8
+        finally:
+            alive_at_return.append(ref() is not None)
+            finished.set()
+
+    sender = _signal_when_waiting(signal.SIGUSR1, started, then=signal.SIGUSR2)
+    import faulthandler
+    faulthandler.dump_traceback_later(600, exit=True)  # a hang guard, not a measure: a wait that never ends fails
+    try:
+        raised: BaseException | None = None
+        try:
+            _lib.run_cancellable(object(), fn, keep=buffers)
+        except BaseException as e:  # noqa: B036 - the handlers' exceptions
+            raised = e
+        sender.join()
+        while not finished.is_set() and raised is not None and not isinstance(raised, SystemExit):
+            # The first handler's exception was raised while the second
+            # signal was on its way: wait for the SystemExit it brings.
+            try:
+                time.sleep(0.01)  # a poll interval: the signal's arrival ends the loop
+            except SystemExit as e:
+                raised = e
+        assert isinstance(raised, SystemExit), repr(raised)
+        del buffers  # the caller lets go
+        import gc
+        gc.collect()
+        may_return.set()
+        assert finished.wait(60), "the call never returned"
+        assert alive_at_return == [True], "the call's input went before the call returned"
+    finally:
+        may_return.set()
+        sender.join()
+        faulthandler.cancel_dump_traceback_later()
+        signal.signal(signal.SIGUSR1, old[0])
+        signal.signal(signal.SIGUSR2, old[1])
+
+
+def test_an_exception_as_the_wait_ends_does_not_hang() -> None:
+    """A signal handled just after the wait took the helper's lock (Ctrl-C
+    as the call finishes) must not make the wait wait again for a lock it
+    holds. Run in a child, so that a hang fails the test."""
+    script = """
+import threading
+from arcadego import _lib
+submit = _lib._worker.submit
+class Late:
+    def __init__(self, lock):
+        self.lock, self.raised = lock, False
+    def acquire(self, timeout=-1):
+        got = self.lock.acquire(timeout=timeout)
+        if got and not self.raised:
+            self.raised = True
+            raise KeyboardInterrupt("as the wait ended")
+        return got
+def late_submit(fn, args, keep=None):
+    done, box = submit(fn, args, keep)
+    return Late(done), box
+_lib._worker.submit = late_submit
+_lib.lib.arcadego_cancel = lambda db: 0
+try:
+    _lib.run_cancellable(object(), lambda: 8)
+except KeyboardInterrupt as e:
+    print("raised:", e)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "raised: as the wait ended" in out.stdout
 
 
 @pytest.mark.parametrize("status", [0, 8])
