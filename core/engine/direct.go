@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -302,12 +301,15 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 		}
 	}
 	rows := map[string]devRows{}
+	var names []string // rows' devices, in order
 	if sorted {
 		// The usual bulk load: each device's rows in time order, no time
 		// twice. The files are written from the caller's tablets.
 		for d, r := range byDevice {
 			rows[d] = r
+			names = append(names, d)
 		}
+		namesort.Sort(names)
 	} else {
 		// Sorted, and equal keys merged, by a private memtable.
 		mem := memtable.New(memtable.Options{})
@@ -317,13 +319,12 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 				return nil, fmt.Errorf("%d rows on device %q: %v: %w", e.t.Rows(), e.device, err, errs.ErrInternal)
 			}
 		}
-		names, chunks := mem.Directory(ty.ID)
+		var chunks []*memtable.Chunk
+		names, chunks = mem.Directory(ty.ID) // sorted already
 		for i, d := range names {
 			rows[d] = newSnapRows(chunks[i].Snapshot())
 		}
 	}
-	names := slices.Collect(maps.Keys(rows))
-	namesort.Sort(names)
 	for _, d := range names {
 		r := rows[d]
 		lo, hi, ok := r.TimeBounds()
