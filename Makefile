@@ -85,6 +85,7 @@ bench-go:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'InsertExpansion|SchemaBatch|BulkInsert|Scan$$|ScanWhereWide|Flush|Reopen|DirectWrite|InsertLong|AddProperty|DevicesFromMemtable' -benchtime 10x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench QueryDuringExpansion -benchtime 10x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench PointRead -benchtime 20000x ./core/engine/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench SmallTablets -benchtime 200000x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'Compact$$|DeleteRange|Clone$$' -benchtime 1x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'CreateIndex|InsertIndexed' -benchtime 2x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 200x ./core/wal/

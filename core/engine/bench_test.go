@@ -518,3 +518,59 @@ func benchLongColumns(devices, per int, name func(d int) string) ([]string, []in
 	}
 	return names, times
 }
+
+// BenchmarkSmallTablets: a tablet of one row × 10 INT64 properties into a
+// memory database, into one of 1,000 devices or a new device each time,
+// each insert its own commit or 1,000 to a transaction (the tablet is
+// copied: the caller's buffers are free when Insert returns). The C
+// ABI's figures are tests/c/bench_insert.c's.
+func BenchmarkSmallTablets(b *testing.B) {
+	for _, how := range []string{"autocommit", "tx"} {
+		for _, devices := range []string{"existing", "new"} {
+			b.Run(how+"/"+devices, func(b *testing.B) {
+				db, err := Open("", Options{AutoCreate: true})
+				require.NoError(b, err)
+				defer db.Close()
+				cols := map[string][]int64{}
+				for c := range 10 {
+					cols[fmt.Sprintf("c%d", c)] = []int64{int64(c)}
+				}
+				t := int64Tablet([]int64{0}, cols)
+				require.NoError(b, db.Insert("T", "warm", t))
+				names := make([]string, b.N)
+				for i := range names {
+					if devices == "new" {
+						names[i] = fmt.Sprintf("device-%d", i)
+					} else {
+						names[i] = fmt.Sprintf("device-%d", i%1000)
+					}
+				}
+				var tx *Tx
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					t.Times[0] = int64(i)
+					if how == "autocommit" {
+						if err := db.Insert("T", names[i], t); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					if i%1000 == 0 {
+						if tx, err = db.Begin(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := tx.Insert("T", names[i], t); err != nil {
+						b.Fatal(err)
+					}
+					if (i+1)%1000 == 0 || i == b.N-1 {
+						if err := tx.Commit(); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
+}

@@ -63,3 +63,8 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+// encodeEntry is an insert's log entry in a buffer of its own.
+func encodeEntry(typ, device string, t *tablet.Tablet) []byte {
+	return appendEntry(make([]byte, 0, entrySize(typ, device, t)), typ, device, t)
+}

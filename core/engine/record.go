@@ -37,12 +37,23 @@ type attachment struct {
 	files []segment.AddFile // Path, Size and Stats
 }
 
-func encodeEntry(typ, device string, t *tablet.Tablet) []byte {
-	buf := make([]byte, 0, 2*binary.MaxVarintLen64+len(typ)+len(device)+7+tablet.AppendSize(t))
+// entrySize is an upper bound of the bytes appendEntry adds.
+func entrySize(typ, device string, t *tablet.Tablet) int {
+	return 2*binary.MaxVarintLen64 + len(typ) + len(device) + 7 + tablet.AppendSize(t)
+}
+
+// appendEntry appends the encoding of an insert of t into typ for device
+// to buf, which must be empty: its padding counts from buf's start.
+func appendEntry(buf []byte, typ, device string, t *tablet.Tablet) []byte {
+	return tablet.Append(appendEntryHead(buf, typ, device), t)
+}
+
+// appendEntryHead appends an entry's type and device, padded for its
+// tablet.
+func appendEntryHead(buf []byte, typ, device string) []byte {
 	buf = appendString(buf, typ)
 	buf = appendString(buf, device)
-	buf = padTo(buf, 8)
-	return tablet.Append(buf, t)
+	return padTo(buf, 8)
 }
 
 // entryTabletPos returns where the tablet starts in an encoded entry.

@@ -34,14 +34,16 @@ type Tx struct {
 	done    bool
 	first   [1]entry // entries' first backing array: a one-insert transaction allocates none
 	ids0    [16]schema.PropertyID
-	idsUsed bool // ids0 holds an insert's property ids
+	idsUsed bool     // ids0 holds an insert's property ids
+	mem     txMemory // the small inserts' copies and ids
 }
 
 // idsFor returns room for the property ids of an insert of n columns: a
-// narrow tablet inserted by itself allocates none.
+// narrow tablet inserted by itself allocates none, later ones share
+// blocks.
 func (tx *Tx) idsFor(n int) []schema.PropertyID {
 	if tx.idsUsed || n > len(tx.ids0) {
-		return make([]schema.PropertyID, n)
+		return tx.mem.ids.take(n, firstBlockElems, mostBlockElems)
 	}
 	tx.idsUsed = true
 	return tx.ids0[:n:n]
@@ -222,9 +224,7 @@ func (tx *Tx) insert(typ, device string, t *tablet.Tablet, borrow bool) error {
 	}
 	tx.undefer(typ)
 	n := len(tx.entries)
-	if err := tx.addEntry(typ, device, t, borrow); err != nil {
-		return err
-	}
+	tx.addEntry(typ, device, t, borrow)
 	if err := tx.applyAuto(typ, auto, n, ids); err != nil {
 		return err
 	}
@@ -295,18 +295,12 @@ func known(ty *schema.Type, t *tablet.Tablet, ids []schema.PropertyID) bool {
 
 // addEntry appends the write of t (prepared) for device: borrowed, or
 // encoded for the log now so that the caller's buffers are free.
-func (tx *Tx) addEntry(typ, device string, t *tablet.Tablet, borrow bool) error {
+func (tx *Tx) addEntry(typ, device string, t *tablet.Tablet, borrow bool) {
 	e := entry{typ: typ, device: device, t: t}
 	if !borrow {
-		e.enc = encodeEntry(typ, device, t)
-		var err error
-		e.t, _, err = tablet.DecodeTrusted(e.enc, entryTabletPos(e.enc)) // t passed Validate
-		if err != nil {
-			return fmt.Errorf("insert into %q: re-reading encoded tablet: %v: %w", typ, err, errs.ErrInternal)
-		}
+		e.enc, e.t = tx.mem.copyOf(typ, device, t)
 	}
 	tx.entries = append(tx.entries, e)
-	return nil
 }
 
 // applyAuto applies the auto-create DDL of an insert whose entries start
@@ -439,11 +433,7 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 		} else { // copied: each slice is garbage once encoded
 			slice = rest.Slice(r.lo, r.hi)
 		}
-		if err := tx.addEntry(typ, r.device, slice, borrow); err != nil {
-			clear(tx.entries[n:])
-			tx.entries = tx.entries[:n]
-			return err
-		}
+		tx.addEntry(typ, r.device, slice, borrow)
 	}
 	if err := tx.applyAuto(typ, auto, n, ids); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/internal/racebuild"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
@@ -661,7 +662,7 @@ func TestClearedChunkStartsWithAFreshRowBlock(t *testing.T) {
 // with a million small devices, every object is one more for the
 // collector to trace.
 func TestSmallWritesAllocateLittle(t *testing.T) {
-	if raceEnabled {
+	if racebuild.Enabled {
 		t.Skip("allocation counts vary under the race detector")
 	}
 	const cols = 10

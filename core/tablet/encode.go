@@ -29,6 +29,22 @@ func Append(dst []byte, t *Tablet) []byte {
 	return e.buf
 }
 
+// AppendCopy is Append into dst, which must have room for AppendSize(t)
+// more bytes, that also makes view a copy of t over the bytes appended,
+// with cols (len(t.Columns) long) as its columns and t's strings as its
+// names, time unit and zone: a transaction's copy of a caller's tablet,
+// encoded for the log and readable, in one pass. dst's array must be
+// 8-aligned for view's times to be read in place (else they are copied).
+func AppendCopy(dst []byte, t *Tablet, view *Tablet, cols []Column) []byte {
+	if cap(dst)-len(dst) < AppendSize(t) || len(cols) != len(t.Columns) {
+		panic("tablet.AppendCopy: no room for the encoding, or columns of another count")
+	}
+	*view = Tablet{TimeUnit: t.TimeUnit, TimeZone: t.TimeZone, Columns: cols}
+	e := encoder{buf: dst, pos: len(dst), view: view}
+	e.tablet(t)
+	return e.buf
+}
+
 // AppendParts appends the encoding of t to parts as a list of byte slices
 // to be written one after the other, starting at position pos of the
 // record (padding is relative to the record's start), and returns the new
@@ -52,8 +68,13 @@ type encoder struct {
 	buf    []byte
 	parts  [][]byte
 	gather bool
-	pos    int // position in the record, for padding
+	pos    int     // position in the record, for padding
+	view   *Tablet // set: made a copy of the tablet over buf (AppendCopy)
 }
+
+// written returns buf's bytes from from on: in AppendCopy, a buffer of
+// the view (buf never grows there, so they stay where they are).
+func (e *encoder) written(from int) []byte { return e.buf[from:len(e.buf):len(e.buf)] }
 
 func (e *encoder) flush() {
 	if len(e.buf) > 0 {
@@ -108,7 +129,11 @@ func (e *encoder) tablet(t *Tablet) {
 	e.string(t.TimeUnit)
 	e.string(t.TimeZone)
 	e.pad(8)
+	at := len(e.buf)
 	e.raw(bytesOf(t.Times))
+	if e.view != nil {
+		e.view.Times = int64s(e.written(at))
+	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		e.string(c.Name)
@@ -117,14 +142,28 @@ func (e *encoder) tablet(t *Tablet) {
 			flags = 1
 		}
 		e.small([]byte{byte(c.Type), flags})
+		var v *Column
+		if e.view != nil {
+			v = &e.view.Columns[i]
+			*v = Column{Name: c.Name, Type: c.Type}
+		}
 		if c.Validity != nil {
+			at = len(e.buf)
 			e.bits(c.Validity, c.Offset, n)
+			if v != nil {
+				v.Validity = e.written(at)
+			}
 		}
 		switch {
 		case c.Type == schema.Boolean:
+			at = len(e.buf)
 			e.bits(c.Values, c.Offset, n)
+			if v != nil {
+				v.Values = e.written(at)
+			}
 		case VarWidth(c.Type):
 			e.pad(4)
+			at = len(e.buf)
 			offs := c.Offsets[c.Offset : c.Offset+n+1]
 			if base := offs[0]; base == 0 {
 				e.raw(bytesOf(offs))
@@ -135,11 +174,22 @@ func (e *encoder) tablet(t *Tablet) {
 				}
 				e.raw(bytesOf(rebased))
 			}
+			if v != nil {
+				v.Offsets = int32s(e.written(at))
+			}
+			at = len(e.buf)
 			e.raw(c.Data[offs[0]:offs[n]])
+			if v != nil {
+				v.Data = e.written(at)
+			}
 		default:
 			w := Width(c.Type)
 			e.pad(8)
+			at = len(e.buf)
 			e.raw(c.Values[c.Offset*w : (c.Offset+n)*w])
+			if v != nil {
+				v.Values = e.written(at)
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -317,4 +318,57 @@ func TestValidateZeroRowsOfStrings(t *testing.T) {
 	c.Offsets = []int32{3, 3}
 	c.Data = []byte("abc")
 	require.NoError(t, c.Validate(1))
+}
+
+// TestAppendCopyViewsItsOwnEncoding: the copy AppendCopy makes reads as
+// the tablet it copied (slices too, whose bits and string offsets are
+// realigned), its buffers lie in the bytes appended and nowhere else (the
+// caller's may be overwritten), and those bytes are what Append writes.
+func TestAppendCopyViewsItsOwnEncoding(t *testing.T) {
+	for _, r := range [][2]int{{0, 5}, {1, 4}, {3, 5}, {2, 2}} {
+		for _, prefix := range []int{0, 8, 16} {
+			src := sample()
+			s := src.Slice(r[0], r[1])
+			want := table(s)
+			dst := make([]byte, prefix, prefix+AppendSize(s))
+			var view Tablet
+			cols := make([]Column, len(s.Columns))
+			enc := AppendCopy(dst, s, &view, cols)
+			assert.Equal(t, Append(make([]byte, prefix), s), enc, "rows %v after %d bytes", r, prefix)
+			require.NoError(t, view.Validate())
+			assert.Equal(t, &cols[0], &view.Columns[0], "the columns given")
+			assert.Equal(t, "ms", view.TimeUnit)
+			assert.Equal(t, "Europe/Paris", view.TimeZone)
+			inside := func(what string, b []byte) {
+				if len(b) == 0 {
+					return
+				}
+				lo, hi := &enc[prefix], &enc[len(enc)-1]
+				first, last := &b[0], &b[len(b)-1]
+				assert.True(t, uintptr(unsafe.Pointer(first)) >= uintptr(unsafe.Pointer(lo)) &&
+					uintptr(unsafe.Pointer(last)) <= uintptr(unsafe.Pointer(hi)), "%s lies outside the encoding", what)
+			}
+			inside("times", bytesOf(view.Times))
+			for _, c := range view.Columns {
+				inside(c.Name+" values", c.Values)
+				inside(c.Name+" validity", c.Validity)
+				inside(c.Name+" offsets", bytesOf(c.Offsets))
+				inside(c.Name+" data", c.Data)
+			}
+			// The caller's buffers are reused: the copy does not change.
+			for i := range src.Times {
+				src.Times[i] = -1
+			}
+			for _, c := range src.Columns {
+				clear(c.Values)
+				clear(c.Validity)
+				clear(c.Data)
+			}
+			assert.Equal(t, want, table(&view), "rows %v after %d bytes", r, prefix)
+		}
+	}
+	assert.Panics(t, func() { AppendCopy(nil, sample(), &Tablet{}, make([]Column, 9)) }, "no room")
+	assert.Panics(t, func() {
+		AppendCopy(make([]byte, 0, AppendSize(sample())), sample(), &Tablet{}, make([]Column, 2))
+	}, "columns of another count")
 }

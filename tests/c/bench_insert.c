@@ -4,14 +4,17 @@
 ** of ROWS rows (time int64 and 10 int64 properties) into a memory
 ** database, timed with CLOCK_MONOTONIC:
 **   existing: 1,000 devices written in turn, each row later than the last;
-**   new:      a device that does not exist yet, every time.
+**   new:      a device that does not exist yet, every time;
+**   tx:       the same two, but in transactions of 1,000 tablets
+**             (arcadego_tx_insert, then one arcadego_commit): the cost of a
+**             tablet itself, its commit's share being a thousandth.
 ** The batch is built once and re-armed before each call (its release
 ** callbacks only mark it released), so the figures are the library's.
 ** Each case prints the mean over all inserts and the median of the means
 ** of blocks of 10,000 (less sensitive to a busy machine).
 **
-** Build and run: make bench-c (tests/c/bench.sh); an argument "existing"
-** or "new" runs that case alone.
+** Build and run: make bench-c (tests/c/bench.sh); an argument "existing",
+** "new" or "tx" runs those cases alone.
 */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
@@ -64,8 +67,9 @@ static int by_value(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* run times n inserts of rows rows; new_devices: a new device each time. */
-static int run(const char *label, int64_t rows, int new_devices, int n) {
+/* run times n inserts of rows rows; new_devices: a new device each time;
+** per_tx: tablets per transaction (0: each insert is its own commit). */
+static int run(const char *label, int64_t rows, int new_devices, int per_tx, int n) {
   arcadego_db *db = NULL;
   char *err = NULL;
   if (arcadego_open(NULL, "{\"auto_create\": true}", &db, &err) != ARCADEGO_OK) {
@@ -73,6 +77,7 @@ static int run(const char *label, int64_t rows, int new_devices, int n) {
     return 1;
   }
   char device[32];
+  arcadego_tx *tx = NULL;
   int blocks = n / BLOCK;
   double *means = calloc((size_t)blocks, sizeof *means);
   double start = now_ns(), total = 0;
@@ -86,8 +91,18 @@ static int run(const char *label, int64_t rows, int new_devices, int n) {
       }
       int len = snprintf(device, sizeof device, "device-%d", d);
       arm(rows);
-      if (arcadego_insert(db, "T", 1, device, (size_t)len, &schema, &array, &err) != ARCADEGO_OK) {
+      if (per_tx > 0 && i % per_tx == 0 && arcadego_begin(db, &tx, &err) != ARCADEGO_OK) {
+        fprintf(stderr, "begin: %s\n", err);
+        return 1;
+      }
+      int status = per_tx > 0 ? arcadego_tx_insert(tx, "T", 1, device, (size_t)len, &schema, &array, &err)
+                              : arcadego_insert(db, "T", 1, device, (size_t)len, &schema, &array, &err);
+      if (status != ARCADEGO_OK) {
         fprintf(stderr, "insert: %s\n", err);
+        return 1;
+      }
+      if (per_tx > 0 && (i + 1) % per_tx == 0 && arcadego_commit(tx, &err) != ARCADEGO_OK) {
+        fprintf(stderr, "commit: %s\n", err);
         return 1;
       }
     }
@@ -95,7 +110,7 @@ static int run(const char *label, int64_t rows, int new_devices, int n) {
   }
   total = (now_ns() - start) / (blocks * BLOCK);
   qsort(means, (size_t)blocks, sizeof *means, by_value);
-  printf("%-28s rows=%-3lld %8.2f us/insert mean, %8.2f us median of %d blocks\n", label, (long long)rows,
+  printf("%-30s rows=%-3lld %8.2f us/insert mean, %8.2f us median of %d blocks\n", label, (long long)rows,
          total / 1e3, means[blocks / 2] / 1e3, blocks);
   free(means);
   if (arcadego_close(db, &err) != ARCADEGO_OK) {
@@ -106,20 +121,27 @@ static int run(const char *label, int64_t rows, int new_devices, int n) {
 }
 
 int main(int argc, char **argv) {
-  const char *only = argc > 1 ? argv[1] : ""; /* "existing" or "new": that case alone */
+  const char *only = argc > 1 ? argv[1] : ""; /* "existing", "new" or "tx": those cases alone */
   for (int c = 1; c <= COLS; c++) {
     for (int r = 0; r < MAX_ROWS; r++) {
       values[c][r] = c * 100 + r;
     }
   }
   int failed = 0;
-  if (strcmp(only, "new") != 0) {
-    failed |= run("existing devices (1,000)", 1, 0, 200000);
-    failed |= run("existing devices (1,000)", 10, 0, 200000);
+  int all = *only == 0;
+  if (all || strcmp(only, "existing") == 0) {
+    failed |= run("existing devices (1,000)", 1, 0, 0, 200000);
+    failed |= run("existing devices (1,000)", 10, 0, 0, 200000);
   }
-  if (strcmp(only, "existing") != 0) {
-    failed |= run("new devices", 1, 1, 100000);
-    failed |= run("new devices", 10, 1, 100000);
+  if (all || strcmp(only, "new") == 0) {
+    failed |= run("new devices", 1, 1, 0, 100000);
+    failed |= run("new devices", 10, 1, 0, 100000);
+  }
+  if (all || strcmp(only, "tx") == 0) {
+    failed |= run("tx of 1,000, existing devices", 1, 0, 1000, 200000);
+    failed |= run("tx of 1,000, existing devices", 10, 0, 1000, 200000);
+    failed |= run("tx of 1,000, new devices", 1, 1, 1000, 100000);
+    failed |= run("tx of 1,000, new devices", 10, 1, 1000, 100000);
   }
   return failed;
 }
