@@ -473,6 +473,28 @@ def test_small_tables_in_memory_skip_the_helper_thread(mem_db: arcadego.Database
         f"{p}{i}": case[3] for i, case in enumerate(cases) for p in "dt"}
 
 
+def test_schemas_found_plain_are_remembered_and_no_others() -> None:
+    """A batch's schema equal to one found plain is known at once; one
+    whose columns expand (a dictionary) is never taken as plain, however
+    often it comes, nor are its names enough to match a plain one."""
+    pa = pytest.importorskip("pyarrow")
+    from arcadego import _database
+
+    plain = pa.table({"time": [1, 2], "s": ["a", "b"]})
+    coded = pa.table({"time": [1, 2], "s": pa.array(["a", "b"]).dictionary_encode()})
+    for _ in range(3):
+        assert _database._known_size(coded) is None
+        assert _database._known_size(plain) == (4, plain.get_total_buffer_size())
+        assert _database._known_size(coded.to_batches()[0]) is None
+    again = pa.table({"time": [3], "s": ["c"]})  # another schema object, equal
+    assert any(again.schema.equals(known) for known in _database._plain_schemas)
+    assert not any(coded.schema.equals(known) for known in _database._plain_schemas)
+    assert _database._known_size(again) == (2, again.get_total_buffer_size())
+    for k in range(_database._PLAIN_SCHEMAS + 3):  # the list stays bounded
+        assert _database._known_size(pa.table({f"c{k}": [k]})) == (1, 8)
+    assert len(_database._plain_schemas) == _database._PLAIN_SCHEMAS
+
+
 def test_an_exception_that_escapes_the_wait_keeps_the_input_alive(monkeypatch: pytest.MonkeyPatch) -> None:
     """A second exception may leave run_cancellable while the call still
     runs (a signal handler raises at any point, also right after the first
