@@ -498,6 +498,57 @@ func BenchmarkPointRead(b *testing.B) {
 	}
 }
 
+// BenchmarkPointReadByDevices: one device's 10 rows from a type of 10,
+// 10,000 or 1,000,000 devices (one long-format batch), in one file (a
+// direct write or a flush) or in the memtable (a memory database): a device is
+// found by binary search in a sorted directory, so the read costs about
+// the same at every size.
+func BenchmarkPointReadByDevices(b *testing.B) {
+	const per = 10
+	for _, where := range []string{"file", "memtable"} {
+		for _, devices := range []int{10, 10_000, 1_000_000} {
+			b.Run(fmt.Sprintf("%s/devices=%d", where, devices), func(b *testing.B) {
+				db, batch := manyDevicesDB(b, wal.SyncOff, devices, per)
+				if where == "memtable" {
+					require.NoError(b, db.Close())
+					var err error
+					db, err = Open("", Options{})
+					require.NoError(b, err)
+					b.Cleanup(func() { db.Close() })
+					require.NoError(b, db.Exec("CREATE DOCUMENT TYPE M; CREATE PROPERTY M.f0 DOUBLE; CREATE PROPERTY M.f1 DOUBLE; "+
+						"CREATE PROPERTY M.f2 DOUBLE; CREATE PROPERTY M.f3 DOUBLE; CREATE PROPERTY M.f4 DOUBLE"))
+				}
+				require.NoError(b, db.InsertLong("M", "device", batch(0)))
+				if where == "file" && db.Stats().DirectWrites == 0 { // too small to go straight to a file
+					require.NoError(b, db.Flush())
+				}
+				names := make([]string, 4096)
+				rng := rand.New(rand.NewPCG(5, 6))
+				for i := range names {
+					d := rng.IntN(devices)
+					names[i] = fmt.Sprintf("plant-%02d/dev-%06d", d%100, d)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					rows, err := db.Scan(context.Background(), ScanRequest{Type: "M", Devices: names[i%len(names) : i%len(names)+1], ReuseBatches: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					n := 0
+					for bt, ok := rows.Next(); ok; bt, ok = rows.Next() {
+						n += bt.Rows.Rows()
+					}
+					if err := rows.Err(); err != nil || n != per {
+						b.Fatalf("read %d rows: %v", n, err)
+					}
+					rows.Close()
+				}
+			})
+		}
+	}
+}
+
 // TestDirectLongWritesMatchTheLogPath: long-format batches (devices
 // interleaved or grouped, in name order or not, times in order or not)
 // written straight to Parquet hold what the log's way holds.
