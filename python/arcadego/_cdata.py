@@ -90,6 +90,30 @@ StreamGetLastError = CFUNCTYPE(c_void_p, POINTER(ArrowArrayStream))
 StreamRelease = CFUNCTYPE(None, POINTER(ArrowArrayStream))
 
 
+# Release callbacks called from Python, by function type and address:
+# making the ctypes function object costs 2 µs, and every point read
+# releases the schema its call exported. The addresses are few (the
+# library's and pyarrow's release functions); past 64 the cache starts
+# over.
+_release_fns: dict[tuple[Any, int], Any] = {}
+
+
+def release(struct: Any, fn_type: Any) -> None:
+    """Call the release callback of a ctypes ArrowSchema, ArrowArray or
+    ArrowArrayStream, if set (``fn_type``: SchemaRelease, ArrayRelease or
+    StreamRelease). The callback marks the struct released."""
+    address = struct.release
+    if not address:
+        return
+    key = (fn_type, address)
+    fn = _release_fns.get(key)
+    if fn is None:
+        if len(_release_fns) >= 64:
+            _release_fns.clear()
+        fn = _release_fns[key] = fn_type(address)
+    fn(ctypes.byref(struct))
+
+
 def call_release(ptr: Any, fn_type: Any) -> None:
     """Call the release callback of the struct ``ptr`` points to, if set.
 

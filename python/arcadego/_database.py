@@ -963,10 +963,8 @@ class Database(_Schema):
             _lib.check(status, err)
             return read(schema, batch)
         finally:
-            if batch.release:
-                _cdata.ArrayRelease(batch.release)(ctypes.pointer(batch))
-            if schema.release:
-                _cdata.SchemaRelease(schema.release)(ctypes.pointer(schema))
+            _cdata.release(batch, _cdata.ArrayRelease)
+            _cdata.release(schema, _cdata.SchemaRelease)
 
     def scan(self, type: str, columns: Sequence[str] | None = None,
              device: str | Sequence[str] | None = None,

@@ -263,12 +263,9 @@ class Result:
             # What was not moved out (a schema known already, a failed
             # import, a Ctrl-C between the call and an import) is
             # released here.
-            if first.release:
-                _cdata.ArrayRelease(first.release)(ctypes.pointer(first))
-            if schema.release:
-                _cdata.SchemaRelease(schema.release)(ctypes.pointer(schema))
-            if rest.release:
-                _cdata.StreamRelease(rest.release)(ctypes.pointer(rest))
+            _cdata.release(first, _cdata.ArrayRelease)
+            _cdata.release(schema, _cdata.SchemaRelease)
+            _cdata.release(rest, _cdata.StreamRelease)
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """Run the scan and return it as an "arrow_array_stream" PyCapsule
