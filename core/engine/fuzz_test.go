@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
 	"reflect"
 	"testing"
@@ -64,7 +65,19 @@ func FuzzDecodeRecord(f *testing.F) {
 	})
 }
 
-// encodeEntry is an insert's log entry in a buffer of its own.
+// encodeEntry is an insert's log entry in a buffer of its own, as a
+// transaction's copy of a tablet writes it.
 func encodeEntry(typ, device string, t *tablet.Tablet) []byte {
-	return appendEntry(make([]byte, 0, entrySize(typ, device, t)), typ, device, t)
+	buf := make([]byte, 0, entrySize(typ, device, t))
+	return tablet.Append(appendEntryHead(buf, typ, device), t)
+}
+
+// entryTabletPos returns where the tablet starts in an encoded entry.
+func entryTabletPos(enc []byte) int {
+	pos := 0
+	for range 2 {
+		n, k := binary.Uvarint(enc[pos:])
+		pos += k + int(n)
+	}
+	return (pos + 7) &^ 7
 }

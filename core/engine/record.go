@@ -37,15 +37,10 @@ type attachment struct {
 	files []segment.AddFile // Path, Size and Stats
 }
 
-// entrySize is an upper bound of the bytes appendEntry adds.
+// entrySize is an upper bound of the bytes of an insert's log entry:
+// its head (appendEntryHead) and its tablet.
 func entrySize(typ, device string, t *tablet.Tablet) int {
 	return 2*binary.MaxVarintLen64 + len(typ) + len(device) + 7 + tablet.AppendSize(t)
-}
-
-// appendEntry appends the encoding of an insert of t into typ for device
-// to buf, which must be empty: its padding counts from buf's start.
-func appendEntry(buf []byte, typ, device string, t *tablet.Tablet) []byte {
-	return tablet.Append(appendEntryHead(buf, typ, device), t)
 }
 
 // appendEntryHead appends an entry's type and device, padded for its
@@ -54,16 +49,6 @@ func appendEntryHead(buf []byte, typ, device string) []byte {
 	buf = appendString(buf, typ)
 	buf = appendString(buf, device)
 	return padTo(buf, 8)
-}
-
-// entryTabletPos returns where the tablet starts in an encoded entry.
-func entryTabletPos(enc []byte) int {
-	pos := 0
-	for range 2 {
-		n, k := binary.Uvarint(enc[pos:])
-		pos += k + int(n)
-	}
-	return (pos + 7) &^ 7
 }
 
 // recordParts returns a commit record as parts to write one after the

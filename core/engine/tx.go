@@ -115,8 +115,9 @@ func (tx *Tx) canDefer(typ string, t *tablet.Tablet, ids []schema.PropertyID) in
 }
 
 // entry is one inserted tablet, encoded for the log at Insert time so the
-// caller's buffers are free once Insert returns (t is decoded from enc),
-// or borrowed (InsertBorrowed: enc is nil and t is the caller's).
+// caller's buffers are free once Insert returns (t is a tablet over enc,
+// both in the transaction's blocks: txMemory), or borrowed
+// (InsertBorrowed: enc is nil and t is the caller's).
 type entry struct {
 	typ, device string
 	t           *tablet.Tablet
@@ -607,6 +608,7 @@ func (tx *Tx) Rollback() {
 func (tx *Tx) discard() {
 	tx.ops, tx.entries, tx.longs, tx.deletes, tx.view, tx.base = nil, nil, nil, nil, nil, nil
 	clear(tx.first[:])
+	tx.mem, tx.idsUsed = txMemory{}, false // a Tx kept after its end holds no block
 }
 
 // validateDevice checks a device key: like a name, but may be empty.

@@ -12,7 +12,7 @@ import (
 // (and decoded every column name into a new string); it now makes a few
 // per block. Blocks start small and double, so a transaction of one
 // insert holds little more than it did. Nothing in a block is freed
-// before the transaction is dropped.
+// before the transaction ends (discard drops them).
 type txMemory struct {
 	bytes   block[byte]
 	tablets block[tablet.Tablet]
@@ -26,8 +26,10 @@ type block[T any] struct {
 	size int
 }
 
-// Block sizes, in elements: the first, the largest, and the largest
-// request served from a block (a larger one is allocated by itself).
+// Block sizes, in elements: the first and the largest (bytes: 1 KiB to
+// 64 KiB; tablets, columns and ids: 16 to 1,024 of them, 80 KiB of
+// tablets or 128 KiB of columns at most). A request over a quarter of the
+// largest is allocated by itself.
 const (
 	firstBlockBytes = 1 << 10
 	mostBlockBytes  = 64 << 10

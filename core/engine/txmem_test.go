@@ -15,9 +15,9 @@ import (
 // TestTxCopiesOfSmallTabletsStayApart: a transaction copies each tablet
 // it is given (the caller reuses the buffers at once) into blocks that
 // many inserts share. A thousand inserts of one reused set of buffers,
-// with changing columns, row counts and nulls, and now and then a tablet
-// too wide for a block, read back as inserted: in memory, and on disk
-// after a reopen (the log holds the same copies).
+// with changing columns, row counts and nulls, now and then a tablet too
+// wide for a block, and one too long, read back as inserted: in memory,
+// and on disk after a reopen (the log holds the same copies).
 func TestTxCopiesOfSmallTabletsStayApart(t *testing.T) {
 	for _, where := range []string{"mem", "disk"} {
 		t.Run(where, func(t *testing.T) {
@@ -76,6 +76,17 @@ func TestTxCopiesOfSmallTabletsStayApart(t *testing.T) {
 					times[r], ks[r], ss[r] = -1, -1, "overwritten"
 				}
 			}
+			// 3,000 rows: an encoding over a quarter of a block, allocated
+			// by itself.
+			bigTimes, bigKs := make([]int64, 3000), make([]int64, 3000)
+			want["dev-big"] = map[int64]map[string]any{}
+			for r := range bigTimes {
+				bigTimes[r], bigKs[r] = int64(r), int64(-r)
+				want["dev-big"][int64(r)] = map[string]any{"k": int64(-r), "b": nil, "s": nil, "w0": nil, "w299": nil}
+			}
+			require.NoError(t, tx.Insert("T", "dev-big", &tablet.Tablet{Times: bigTimes, Columns: []tablet.Column{tablet.Int64s("k", bigKs, nil)}}))
+			clear(bigTimes)
+			clear(bigKs)
 			require.NoError(t, tx.Commit())
 			// Of the wide tablets' columns, the first and last are compared.
 			read := func() map[string]map[int64]map[string]any {

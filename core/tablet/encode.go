@@ -246,10 +246,8 @@ func Decode(buf []byte, pos int) (*Tablet, int, error) {
 }
 
 // DecodeTrusted is Decode without Validate: it checks that every buffer
-// lies inside buf, not names, value offsets or UTF-8. It is for bytes that
-// Append just produced from a tablet that passed Validate (a transaction
-// re-reading the entry it encoded), where validating again is waste;
-// anything read back from storage goes through Decode.
+// lies inside buf, not names, value offsets or UTF-8. Decode runs it, then
+// Validate; anything read back from storage goes through Decode.
 func DecodeTrusted(buf []byte, pos int) (*Tablet, int, error) {
 	d := decoder{buf: buf, pos: pos}
 	n := d.uvarint()

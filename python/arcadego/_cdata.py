@@ -30,6 +30,7 @@ __all__ = [
     "malloc_stream",
     "free",
     "call_release",
+    "release",
     "sweep_stream_capsules",
     "exported_streams",
 ]

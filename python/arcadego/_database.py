@@ -439,7 +439,8 @@ def _plain_arrow_schema(schema: Any) -> bool:
     for known in _plain_schemas:
         if schema.equals(known):
             return True
-    if any(_expanded(str(t)) for t in schema.types):
+    # An extension type is named by its own name: its storage type tells.
+    if any(_expanded(str(getattr(t, "storage_type", t))) for t in schema.types):
         return False
     if len(_plain_schemas) >= _PLAIN_SCHEMAS:
         del _plain_schemas[0]

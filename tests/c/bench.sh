@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/c/bench.sh LIBDIR [existing|new]
+# tests/c/bench.sh LIBDIR [existing|new|tx]
 #
 # Builds tests/c/bench_insert.c with gcc -O2 against LIBDIR/arcadego.h and
 # LIBDIR/libarcadego.so and runs it: the fixed cost of a small insert

@@ -129,6 +129,10 @@ int main(int argc, char **argv) {
   }
   int failed = 0;
   int all = *only == 0;
+  if (!all && strcmp(only, "existing") != 0 && strcmp(only, "new") != 0 && strcmp(only, "tx") != 0) {
+    fprintf(stderr, "usage: %s [existing|new|tx]\n", argv[0]);
+    return 2;
+  }
   if (all || strcmp(only, "existing") == 0) {
     failed |= run("existing devices (1,000)", 1, 0, 0, 200000);
     failed |= run("existing devices (1,000)", 10, 0, 0, 200000);

@@ -490,6 +490,21 @@ def test_schemas_found_plain_are_remembered_and_no_others() -> None:
     assert any(again.schema.equals(known) for known in _database._plain_schemas)
     assert not any(coded.schema.equals(known) for known in _database._plain_schemas)
     assert _database._known_size(again) == (2, again.get_total_buffer_size())
+
+    class Labelled(pa.ExtensionType):  # named by its own name, stored as its storage type
+        def __init__(self, storage: Any) -> None:
+            super().__init__(storage, "test.labelled")
+
+        def __arrow_ext_serialize__(self) -> bytes:
+            return b""
+
+        @classmethod
+        def __arrow_ext_deserialize__(cls, storage_type: Any, serialized: bytes) -> Any:
+            return cls(storage_type)
+
+    coded_ext = pa.ExtensionArray.from_storage(Labelled(pa.dictionary(pa.int32(), pa.string())),
+                                               pa.array(["a", "b"]).dictionary_encode())
+    assert _database._known_size(pa.table({"time": [1, 2], "s": coded_ext})) is None
     for k in range(_database._PLAIN_SCHEMAS + 3):  # the list stays bounded
         assert _database._known_size(pa.table({f"c{k}": [k]})) == (1, 8)
     assert len(_database._plain_schemas) == _database._PLAIN_SCHEMAS
