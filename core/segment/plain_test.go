@@ -309,3 +309,62 @@ func TestDecodeAfterAPointReadReadsTheMapping(t *testing.T) {
 		require.False(t, r.pread, "reader %d decodes whole chunks from the mapping", w)
 	}
 }
+
+// TestPointReadsOfCheckedPagesReadValuesAlone: a point read of a device
+// whose rows lie in a page this process has found whole before (checked
+// against its CRC, plain, uncompressed, a value in every row) reads their
+// values alone, and they are the page's. Pages with a null, compressed
+// chunks and the delta-encoded times are read whole: were they read as
+// values alone, the nulls and values below would come back wrong.
+func TestPointReadsOfCheckedPagesReadValuesAlone(t *testing.T) {
+	cols := []Column{
+		{ID: 1, Name: "x", Type: schema.Double},     // random: stored plain
+		{ID: 2, Name: "k", Type: schema.Int32},      // a sequence: compressed
+		{ID: 3, Name: "gappy", Type: schema.Double}, // random, a null in some pages
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	data := map[string][]row{}
+	var names []string
+	for d := range 300 {
+		rows := make([]row, 10)
+		for i := range rows {
+			rows[i] = row{time: int64(i), vals: []any{rng.Float64(), int32(d % 3), rng.Float64()}}
+		}
+		if d%40 == 7 {
+			rows[3].vals[2] = nil
+		}
+		name := fmt.Sprintf("d%03d", d)
+		data[name], names = rows, append(names, name)
+	}
+	f, _ := writeFile(t, Layout{Columns: cols}, WriterOptions{PageBytes: 1 << 10}, data, 10, 0)
+	require.NotNil(t, f.data, "the file is mapped: pages are checked once per process")
+	plain := map[bool]int{}
+	for _, c := range f.groups[0].chunks {
+		plain[c.plain]++
+	}
+	require.Equal(t, map[bool]int{true: 2, false: 3}, plain, "x and gappy plain; the devices, times and k compressed")
+	valueReads := func(sc *Scanner) int {
+		n := sc.reader.valueReads
+		for _, r := range sc.readers {
+			n += r.valueReads
+		}
+		return n
+	}
+	for pass := range 2 {
+		reads := 0
+		for _, i := range rng.Perm(len(names)) {
+			sc := f.Scanner(cols)
+			sc.Sparse = true
+			got := readAll(t, sc.Read(names[i], math.MinInt64, math.MaxInt64, 100), cols, 100)
+			require.Equal(t, project(data[names[i]], pickAll(cols), math.MinInt64, math.MaxInt64), got, "pass %d, %s", pass, names[i])
+			reads += valueReads(sc)
+			sc.Release()
+		}
+		if pass == 1 {
+			// Every window of x inside one page, and of gappy in a page
+			// without a null; never k (compressed) nor the times.
+			require.Greater(t, reads, len(names)/2, "values read alone in the second pass")
+			require.Less(t, reads, 2*len(names))
+		}
+	}
+}

@@ -48,6 +48,12 @@ type File struct {
 	// headers keeps each data page's header once decoded (see
 	// pageHeaderAt), by page.seq; 0: not yet.
 	headers []atomic.Uint64
+	// valuesAt keeps, by page.seq, where the values of a plain,
+	// uncompressed page with a value in every row start after its header,
+	// plus one (0: not such a page, or not decoded yet): a point read of
+	// a page already checked then reads its rows' values alone (see
+	// readValues).
+	valuesAt []atomic.Uint32
 
 	filterOnce sync.Once
 	filter     deviceFilter // of devices, built by the first MayHave
@@ -218,6 +224,7 @@ func (f *File) load() (err error) {
 	}
 	f.checked = make([]atomic.Uint32, (pages+31)/32)
 	f.headers = make([]atomic.Uint64, pages)
+	f.valuesAt = make([]atomic.Uint32, pages)
 	if v := kv.FindValue(keySums); v != nil {
 		if f.sums, err = decodeSums(*v, len(f.layout.Columns)); err != nil {
 			return err

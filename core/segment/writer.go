@@ -636,6 +636,7 @@ func (w *Writer) File() (*File, error) {
 	}
 	f.checked = make([]atomic.Uint32, (seq+31)/32)
 	f.headers = make([]atomic.Uint64, seq)
+	f.valuesAt = make([]atomic.Uint32, seq)
 	if f.sums, err = decodeSums(encodeSums(w.layout, w.propStats), len(w.layout.Columns)); err != nil {
 		fh.Close()
 		return nil, fmt.Errorf("segment: %s: %w", w.path, err)
