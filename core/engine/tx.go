@@ -424,15 +424,20 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 	n := len(tx.entries)
 	tx.entries = slices.Grow(tx.entries, len(runs))
 	var tabs []tablet.Tablet // borrowed: the entries hold the slices
+	// Copied: each slice is copied at once, so one slice serves them all.
+	var scratch tablet.Tablet
+	var scratchCols []tablet.Column
 	if borrow {
 		tabs = rest.SliceRuns(len(runs), func(i int) (int, int) { return runs[i].lo, runs[i].hi })
+	} else {
+		scratchCols = make([]tablet.Column, len(rest.Columns))
 	}
 	for i, r := range runs {
-		var slice *tablet.Tablet
+		slice := &scratch
 		if borrow {
 			slice = &tabs[i]
-		} else { // copied: each slice is garbage once encoded
-			slice = rest.Slice(r.lo, r.hi)
+		} else {
+			rest.SliceInto(slice, scratchCols, r.lo, r.hi)
 		}
 		tx.addEntry(typ, r.device, slice, borrow)
 	}

@@ -298,7 +298,7 @@ func DecodeTrusted(buf []byte, pos int) (*Tablet, int, error) {
 // Slice returns rows [from, to) of t, sharing its memory.
 func (t *Tablet) Slice(from, to int) *Tablet {
 	s := &Tablet{}
-	t.sliceInto(s, make([]Column, len(t.Columns)), from, to)
+	t.SliceInto(s, make([]Column, len(t.Columns)), from, to)
 	return s
 }
 
@@ -311,14 +311,15 @@ func (t *Tablet) SliceRuns(n int, bound func(i int) (lo, hi int)) []Tablet {
 	cols := make([]Column, n*w)
 	for i := range out {
 		lo, hi := bound(i)
-		t.sliceInto(&out[i], cols[i*w:(i+1)*w:(i+1)*w], lo, hi)
+		t.SliceInto(&out[i], cols[i*w:(i+1)*w:(i+1)*w], lo, hi)
 	}
 	return out
 }
 
-// sliceInto makes s rows [from, to) of t, with cols (len(t.Columns) long)
-// as its columns.
-func (t *Tablet) sliceInto(s *Tablet, cols []Column, from, to int) {
+// SliceInto makes s rows [from, to) of t, as Slice does, with cols
+// (len(t.Columns) long) as its columns: a caller that copies slice after
+// slice reuses one s and cols.
+func (t *Tablet) SliceInto(s *Tablet, cols []Column, from, to int) {
 	*s = Tablet{Times: t.Times[from:to], Columns: cols, TimeUnit: t.TimeUnit, TimeZone: t.TimeZone}
 	for i, c := range t.Columns {
 		c.Offset += from
