@@ -549,7 +549,10 @@ func (db *DB) MemoryUsage() int64 {
 }
 
 // Begin starts a transaction.
-func (db *DB) Begin() (*Tx, error) {
+func (db *DB) Begin() (*Tx, error) { return db.begin(new(Tx)) }
+
+// begin starts zeroed transaction tx.
+func (db *DB) begin(tx *Tx) (*Tx, error) {
 	if db.closed.Load() {
 		return nil, fmt.Errorf("begin: %w", errs.ErrClosed)
 	}
@@ -557,7 +560,7 @@ func (db *DB) Begin() (*Tx, error) {
 		return nil, err
 	}
 	cat := db.catalog.Load()
-	tx := &Tx{db: db, base: cat, view: cat}
+	tx.db, tx.base, tx.view = db, cat, cat
 	tx.entries = tx.first[:0]
 	return tx, nil
 }
@@ -585,16 +588,26 @@ func (db *DB) InsertLong(typ, deviceColumn string, t *tablet.Tablet) error {
 }
 
 func (db *DB) autocommit(fn func(*Tx) error) error {
-	tx, err := db.Begin()
+	tx, err := db.begin(spareTxs.Get().(*Tx))
 	if err != nil {
 		return err
 	}
+	// No one else sees this Tx, and a commit keeps nothing of it once
+	// it returns (each committer applies its own writes): the next
+	// autocommit reuses it instead of allocating half a kilobyte.
+	defer func() {
+		*tx = Tx{}
+		spareTxs.Put(tx)
+	}()
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
 	}
 	return tx.Commit()
 }
+
+// spareTxs holds the zeroed transactions of finished autocommits.
+var spareTxs = sync.Pool{New: func() any { return new(Tx) }}
 
 // fail records the failure that fails every later commit. The caller
 // holds publishMu.

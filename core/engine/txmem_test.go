@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/internal/racebuild"
+	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -176,4 +177,36 @@ func TestBlockTakeHandsOutDisjointCappedRuns(t *testing.T) {
 		}
 	}
 	_ = a
+}
+
+// TestAutocommitsReuseTheirTransaction: an insert that is its own commit
+// takes a spare transaction, not a new one, and a spare keeps nothing of
+// the commit before it, failed or not.
+func TestAutocommitsReuseTheirTransaction(t *testing.T) {
+	db := openMem(t, Options{AutoCreate: true})
+	cols := map[string][]int64{}
+	for c := range 10 {
+		cols[fmt.Sprint("c", c)] = []int64{int64(c)}
+	}
+	tab := int64Tablet([]int64{0}, cols)
+	require.NoError(t, db.Insert("T", "warm", tab))
+	bad := int64Tablet([]int64{1}, map[string][]int64{"c0": {1}})
+	bad.Columns[0].Type = schema.Double // c0 is BIGINT
+	for i := range 50 {
+		require.Error(t, db.Insert("T", "dev", bad))
+		tab.Times[0] = int64(i + 1)
+		require.NoError(t, db.Insert("T", "dev", tab))
+	}
+	assert.Len(t, rowsOf(t, db, "T")["dev"], 50)
+	if racebuild.Enabled {
+		return // allocation counts vary under the race detector
+	}
+	i := 100
+	allocs := testing.AllocsPerRun(1000, func() {
+		tab.Times[0] = int64(i)
+		require.NoError(t, db.Insert("T", "dev", tab))
+		i++
+	})
+	// What is left: the chunk's published state and the columns' ids.
+	assert.LessOrEqual(t, allocs, 2.0, "allocations an insert")
 }
