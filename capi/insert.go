@@ -152,7 +152,7 @@ func insertOne(cerr **C.char, typ *C.char, typLen C.size_t, device *C.char, devi
 			if err != nil {
 				return err
 			}
-			defer b.release()
+			defer b.Release() // before releaseInput releases the array
 			if t != nil {
 				// The batch is released when the call returns: the transaction copies it.
 				add := func() error {
@@ -197,7 +197,7 @@ const unlockedCells = 1 << 16
 func cells(t *tablet.Tablet) int { return t.Rows() * (1 + len(t.Columns)) }
 
 // importOne imports a (schema, array) pair into a batch.
-func importOne(cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, timeColumn string) (*batch, error) {
+func importOne(cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, timeColumn string) (*cdata.Batch, error) {
 	if ca == nil {
 		return nil, fmt.Errorf("batch: ArrowArray is NULL: %w", errInvalid)
 	}
@@ -205,11 +205,12 @@ func importOne(cs *C.struct_ArrowSchema, ca *C.struct_ArrowArray, timeColumn str
 		return nil, fmt.Errorf("batch: ArrowArray is already released: %w", errInvalid)
 	}
 	defer C.ag_release_schema(cs)
-	in, err := cdata.NewInput(cdata.Addr(cs), timeColumn)
+	b, err := cdata.ImportBatch(cdata.Addr(cs), cdata.Addr(ca), timeColumn)
 	if err != nil {
+		C.ag_release_array(ca)
 		return nil, err
 	}
-	return importBatch(in, ca, false)
+	return b, nil
 }
 
 // readStream reads the caller's stream batch by batch and hands each to fn,

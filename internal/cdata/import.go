@@ -58,23 +58,42 @@ type Input struct {
 // ArrowSchema of format "+s") and plans its import. timeColumn "" is
 // arrowbridge's default.
 func NewInput(schemaAddr uintptr, timeColumn string) (*Input, error) {
+	in := new(Input)
+	if err := in.init(schemaAddr, timeColumn); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// ImportBatch imports one record batch, the struct array at arrayAddr of
+// the schema at schemaAddr: NewInput, then Input.Batch, without keeping
+// the Input (nor allocating it).
+func ImportBatch(schemaAddr, arrayAddr uintptr, timeColumn string) (*Batch, error) {
+	var in Input
+	if err := in.init(schemaAddr, timeColumn); err != nil {
+		return nil, err
+	}
+	return in.Batch(arrayAddr)
+}
+
+func (in *Input) init(schemaAddr uintptr, timeColumn string) error {
 	if timeColumn == "" {
 		timeColumn = arrowbridge.DefaultTimeColumn
 	}
 	if err := checkSchema(schemaAddr); err != nil {
-		return nil, err
+		return err
 	}
-	in := &Input{addr: schemaAddr, timeColumn: timeColumn}
+	*in = Input{addr: schemaAddr, timeColumn: timeColumn}
 	if in.direct = planDirect(schemaAddr, timeColumn); in.direct == nil {
 		// The arrow path reads the schema first, so that its errors come
 		// before those of any batch.
 		sch, err := importSchema(schemaAddr)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		in.sch = sch
 	}
-	return in, nil
+	return nil
 }
 
 // Batch is one imported record batch as a tablet, which borrows the
@@ -82,16 +101,22 @@ func NewInput(schemaAddr uintptr, timeColumn string) (*Input, error) {
 type Batch struct {
 	Tablet *tablet.Tablet
 	rec    arrow.Record // set when the batch took the arrow path
+	home   *directBatch // set when it took the direct path: what holds it
 }
 
 // Release drops what borrows the caller's buffers; the caller releases
-// its ArrowArray after it.
+// its ArrowArray after it. Neither the batch nor its tablet may be used
+// afterwards: a direct batch is reused by the next.
 func (b *Batch) Release() {
 	if b.rec != nil {
 		b.rec.Release()
 		b.rec = nil
-	} else if b.Tablet != nil {
-		putColumns(b.Tablet.Columns) // a direct tablet's own slice
+	}
+	if b.home != nil {
+		if b.Tablet != nil {
+			putDirectBatch(b.home)
+		}
+		return
 	}
 	b.Tablet = nil
 }
@@ -106,9 +131,11 @@ func (in *Input) Batch(arrayAddr uintptr) (*Batch, error) {
 		return nil, fmt.Errorf("batch: ArrowArray pointer %#x is not valid: %w", arrayAddr, errInvalid)
 	}
 	if in.direct != nil {
-		if t := in.direct.tablet(arrayAddr); t != nil {
-			return &Batch{Tablet: t}, nil
+		b := getDirectBatch()
+		if b.Tablet = in.direct.tablet(arrayAddr, b); b.Tablet != nil {
+			return &b.Batch, nil
 		}
+		putDirectBatch(b)
 	}
 	if in.sch == nil {
 		sch, err := importSchema(in.addr)

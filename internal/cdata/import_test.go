@@ -800,3 +800,36 @@ func TestCheckStream(t *testing.T) {
 		assert.ErrorContains(t, err, "ArrowArrayStream pointer")
 	}
 }
+
+// TestReleasedDirectBatchIsReusedClean: ImportBatch takes a direct batch
+// released before (tablet and column slice in one object) and leaves
+// nothing of the batch before in it; a batch the direct path refuses
+// (here a dictionary column) leaves the spare for the next.
+func TestReleasedDirectBatchIsReusedClean(t *testing.T) {
+	wide := newBatch(t, 2, timeCol(1, 2), int64Col("a", []int64{1, 2}, nil), stringCol("b", []string{"x", "y"}, nil),
+		int64Col("c", []int64{5, 6}, []bool{true, false}))
+	first, err := ImportBatch(wide.schemaAddr(), wide.arrayAddr(), "")
+	require.NoError(t, err)
+	require.NotNil(t, first.home, "direct path")
+	first.Release()
+	assert.Nil(t, first.Tablet)
+
+	dict := newBatch(t, 1, timeCol(1), col{name: "j", format: "i", length: 1,
+		bufs: []any{[]byte(nil), cdatatest.LE(int32(1))}, dict: ptr(stringCol("", []string{"p", "q"}, nil))})
+	viaArrow, err := ImportBatch(dict.schemaAddr(), dict.arrayAddr(), "")
+	require.NoError(t, err)
+	assert.Nil(t, viaArrow.home, "arrow path")
+	viaArrow.Release()
+
+	narrow := newBatch(t, 1, timeCol(7), fixedCol("f", "g", []float64{2.5}, nil))
+	second, err := ImportBatch(narrow.schemaAddr(), narrow.arrayAddr(), "")
+	require.NoError(t, err)
+	defer second.Release()
+	assert.Same(t, first, second, "the released batch, reused")
+	assert.Equal(t, contents{Times: []int64{7}, Columns: []columnContents{{"f", "DOUBLE", []any{2.5}}}}, contentsOf(second.Tablet))
+	assert.Equal(t, 1, len(second.Tablet.Columns))
+	assert.Same(t, &first.home.cols[0], &second.Tablet.Columns[0], "the wide batch's slice, reused")
+	for _, c := range second.Tablet.Columns[1:cap(second.Tablet.Columns)] {
+		assert.Zero(t, c, "nothing of the batch before")
+	}
+}

@@ -175,35 +175,46 @@ func newPlan(addr uintptr, timeColumn string) *directSchema {
 	return d
 }
 
-// spareColumns keeps the column slice of a released direct tablet for the
-// next one: a wide tablet's slice is large (128 bytes a column), and a
-// fresh one costs page faults on every insert.
-var spareColumns atomic.Pointer[[]tablet.Column]
-
-// maxSpareColumns bounds the slice kept (8 MiB).
-const maxSpareColumns = 1 << 16
-
-func getColumns(n int) []tablet.Column {
-	if p := spareColumns.Swap(nil); p != nil && cap(*p) >= n {
-		return (*p)[:n]
-	}
-	return make([]tablet.Column, n)
+// directBatch is a direct batch, its tablet and its column slice in one
+// object. A released one is kept for the next batch: a small insert then
+// allocates none of them, and a wide tablet's slice (128 bytes a column)
+// costs no fresh pages on every insert.
+type directBatch struct {
+	Batch
+	tab  tablet.Tablet
+	cols []tablet.Column
 }
 
-// putColumns offers the columns of a tablet nobody reads any more.
-func putColumns(cols []tablet.Column) {
-	if cap(cols) == 0 || cap(cols) > maxSpareColumns {
-		return
+// spareBatch is the last released direct batch (one: inserts of one
+// caller come one after another).
+var spareBatch atomic.Pointer[directBatch]
+
+// maxSpareColumns bounds the column slice kept (8 MiB).
+const maxSpareColumns = 1 << 16
+
+func getDirectBatch() *directBatch {
+	if b := spareBatch.Swap(nil); b != nil {
+		return b
 	}
-	clear(cols) // drop the names and the pointers into C memory
-	cols = cols[:0]
-	spareColumns.Store(&cols)
+	b := new(directBatch)
+	b.home = b
+	return b
+}
+
+// putDirectBatch keeps b, which nobody reads any more, for the next batch.
+func putDirectBatch(b *directBatch) {
+	clear(b.cols) // drop the names and the pointers into C memory
+	if cap(b.cols) > maxSpareColumns {
+		b.cols = nil
+	}
+	b.tab, b.Tablet = tablet.Tablet{}, nil
+	spareBatch.Store(b)
 }
 
 // tablet reads the caller's struct array at addr as a tablet of d, borrowing
 // its buffers, or returns nil if the arrow path must decide. Every check of
 // arrayPlan.root and arrayPlan.node for these layouts is repeated here.
-func (d *directSchema) tablet(addr uintptr) *tablet.Tablet {
+func (d *directSchema) tablet(addr uintptr, b *directBatch) *tablet.Tablet {
 	a := *at[Array](addr)
 	if _, err := counts(&a, ""); err != nil {
 		return nil
@@ -214,9 +225,13 @@ func (d *directSchema) tablet(addr uintptr) *tablet.Tablet {
 	}
 	n := a.Length
 	need := a.Offset + n
-	t := &tablet.Tablet{TimeUnit: d.unit, TimeZone: d.zone}
-	if len(d.names) > 1 {
-		t.Columns = getColumns(len(d.names) - 1)
+	t := &b.tab
+	*t = tablet.Tablet{TimeUnit: d.unit, TimeZone: d.zone}
+	if k := len(d.names) - 1; k > 0 {
+		if cap(b.cols) < k {
+			b.cols = make([]tablet.Column, k)
+		}
+		t.Columns = b.cols[:k]
 	}
 	j := 0
 	for i, addr := range words(a.Children, a.NChildren) {
