@@ -379,7 +379,7 @@ func (db *DB) recover() error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", where(), err)
 		}
-		cat, writes, err := resolve(db.pending, nil, rec.ops, rec.entries, true)
+		cat, writes, err := resolve(db.pending, nil, rec.ops, rec.entries, true, nil)
 		if err != nil {
 			return fmt.Errorf("%s does not apply: %v: %w", where(), err, errs.ErrCorrupt)
 		}
@@ -696,7 +696,7 @@ func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []
 	// (A UNIQUE index created meanwhile is caught under commitMu, by
 	// uniqueStillHolds.)
 	if mayNeedUnique(base, view, ops, entries) {
-		if txCat, txWrites, err := resolve(base, view, ops, entries, false); err == nil {
+		if txCat, txWrites, err := resolve(base, view, ops, entries, false, nil); err == nil {
 			if unique, uniqueCreates = uniqueWork(txCat, ops, txWrites); unique != nil {
 				db.uniqueMu.Lock()
 				defer db.uniqueMu.Unlock() // after the rows are in the memtable
@@ -741,7 +741,8 @@ func (db *DB) commitOnce(base, view *schema.Catalog, ops []schema.Op, entries []
 	if db.pending != base {
 		view = nil
 	}
-	cat, writes, err := resolve(db.pending, view, ops, entries, false)
+	var oneWrite [1]write // a commit of one tablet resolves it here, not on the heap
+	cat, writes, err := resolve(db.pending, view, ops, entries, false, oneWrite[:0])
 	var dels []resolvedDelete
 	if err == nil {
 		dels, err = resolveDeletes(cat, deletes, false)

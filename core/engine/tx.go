@@ -705,7 +705,7 @@ func timeName(unit, zone string) string {
 // inserts declared it hold no such declaration); in a live commit the
 // transaction's inserts declared it, so a missing declaration means the
 // type was dropped and re-created under the transaction: a conflict.
-func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry, replay bool) (*schema.Catalog, []write, error) {
+func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry, replay bool, dst []write) (*schema.Catalog, []write, error) {
 	cat := base
 	if applied != nil {
 		cat = applied
@@ -718,7 +718,11 @@ func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry, re
 		}
 		cat = ch.Catalog()
 	}
-	writes := make([]write, len(entries))
+	writes := dst[:0]
+	if cap(writes) < len(entries) {
+		writes = make([]write, 0, len(entries))
+	}
+	writes = writes[:len(entries)]
 	for i, e := range entries {
 		if e.resolvedIn == cat {
 			writes[i] = write{typ: e.typeID, device: e.device, t: e.t, ids: e.ids, entry: i}
