@@ -123,13 +123,7 @@ func TestTxSmallInsertsAllocateLittle(t *testing.T) {
 	if racebuild.Enabled {
 		t.Skip("allocation counts vary under the race detector")
 	}
-	db := openMem(t, Options{AutoCreate: true})
-	cols := map[string][]int64{}
-	for c := range 10 {
-		cols[fmt.Sprint("c", c)] = []int64{int64(c)}
-	}
-	tab := int64Tablet([]int64{0}, cols)
-	require.NoError(t, db.Insert("T", "warm", tab))
+	db, tab := smallTabletDB(t)
 	devices := make([]string, 2001)
 	for i := range devices {
 		devices[i] = fmt.Sprintf("dev-%d", i%100)
@@ -179,11 +173,9 @@ func TestBlockTakeHandsOutDisjointCappedRuns(t *testing.T) {
 	_ = a
 }
 
-// TestAutocommitsReuseTheirTransaction: an insert that is its own commit
-// takes a spare transaction, not a new one, and resolves its one write
-// on the stack; a spare keeps nothing of the commit before it, failed or
-// not.
-func TestAutocommitsReuseTheirTransaction(t *testing.T) {
+// smallTabletDB returns a memory database with type T, written by one
+// insert of the one-row tablet of 10 BIGINT columns it returns.
+func smallTabletDB(t *testing.T) (*DB, *tablet.Tablet) {
 	db := openMem(t, Options{AutoCreate: true})
 	cols := map[string][]int64{}
 	for c := range 10 {
@@ -191,6 +183,15 @@ func TestAutocommitsReuseTheirTransaction(t *testing.T) {
 	}
 	tab := int64Tablet([]int64{0}, cols)
 	require.NoError(t, db.Insert("T", "warm", tab))
+	return db, tab
+}
+
+// TestAutocommitsReuseTheirTransaction: an insert that is its own commit
+// takes a spare transaction, not a new one, and resolves its one write
+// on the stack; a spare keeps nothing of the commit before it, failed or
+// not.
+func TestAutocommitsReuseTheirTransaction(t *testing.T) {
+	db, tab := smallTabletDB(t)
 	bad := int64Tablet([]int64{1}, map[string][]int64{"c0": {1}})
 	bad.Columns[0].Type = schema.Double // c0 is BIGINT
 	for i := range 50 {
