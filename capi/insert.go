@@ -30,6 +30,7 @@ type batch struct {
 func (b *batch) release() {
 	if b.Batch != nil {
 		b.Batch.Release()
+		b.Batch = nil // a direct batch is reused by the next import
 	}
 	C.ag_release_array(b.arr)
 	if b.own {

@@ -105,8 +105,9 @@ type Batch struct {
 }
 
 // Release drops what borrows the caller's buffers; the caller releases
-// its ArrowArray after it. Neither the batch nor its tablet may be used
-// afterwards: a direct batch is reused by the next.
+// its ArrowArray after it. Call it once: neither the batch nor its tablet
+// may be used afterwards, as a direct batch is reused by the next import
+// (a second Release is harmless only until then).
 func (b *Batch) Release() {
 	if b.rec != nil {
 		b.rec.Release()
