@@ -368,3 +368,57 @@ func TestPointReadsOfCheckedPagesReadValuesAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestValuesAloneFromAShrunkFile: a point read's values of a page already
+// checked come from the file's mapping; a file cut short after Open
+// (never by us) makes that copy fault, which must be a panic its callers
+// turn into an error (as every read of the mapping), not a crash.
+func TestValuesAloneFromAShrunkFile(t *testing.T) {
+	cols := []Column{{ID: 1, Name: "x", Type: schema.Double}}
+	rng := rand.New(rand.NewPCG(3, 4))
+	data := map[string][]row{}
+	for d := range 300 {
+		rows := make([]row, 10)
+		for i := range rows {
+			rows[i] = row{time: int64(i), vals: []any{rng.Float64()}}
+		}
+		data[fmt.Sprintf("d%03d", d)] = rows
+	}
+	f, _ := writeFile(t, Layout{Columns: cols}, WriterOptions{PageBytes: 1 << 10}, data, 10, 0)
+	require.NotNil(t, f.data, "the file is mapped")
+	for range 2 { // the first pass checks the pages, the second reads values alone
+		for name := range data {
+			sc := f.Scanner(cols)
+			sc.Sparse = true
+			readAll(t, sc.Read(name, math.MinInt64, math.MaxInt64, 100), cols, 100)
+			sc.Release()
+		}
+	}
+	// A page of x whose values a point read takes alone, and where it starts.
+	var pg *page
+	var off int64
+	for _, c := range f.groups[0].chunks {
+		at := c.offset
+		for i := range c.pages {
+			if pg == nil && f.valuesAt[c.pages[i].seq].Load() != 0 {
+				pg, off = &c.pages[i], at
+			}
+			at += c.pages[i].length
+		}
+	}
+	require.NotNil(t, pg, "a page read as values alone")
+	vals, valid := make([]byte, 8), make([]byte, 1)
+	done, err := f.readValues(&chunkReader{}, pg, off, 8, 0, 1, vals, valid)
+	require.True(t, done)
+	require.NoError(t, err)
+
+	require.NoError(t, os.Truncate(f.Path(), 0))
+	fault := func() (r any) {
+		defer func() { r = recover() }()
+		_, _ = f.readValues(&chunkReader{}, pg, off, 8, 0, 1, vals, valid)
+		return nil
+	}()
+	require.NotNil(t, fault, "the copy from the mapping faults")
+	_, atAddress := fault.(interface{ Addr() uintptr }) // a fault, recoverable (debug.SetPanicOnFault)
+	require.True(t, atAddress, "%v", fault)
+}
