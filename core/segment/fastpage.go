@@ -45,9 +45,7 @@ type chunkReader struct {
 	// touches a page or two per column in pages of the file it has not
 	// touched before: a fault each on the mapping, which costs more than
 	// a read(2) of them (one device of a million, from Python: p50 67-74
-	// to 60-63 µs, p99 156-202 to 140-180 µs). Pages it has read before
-	// (checked) it takes from the mapping all the same (allChecked,
-	// readValues).
+	// to 60-63 µs, p99 156-202 to 140-180 µs).
 	pread bool
 	// valueReads counts the windows read as values alone (readValues).
 	valueReads int
@@ -216,7 +214,7 @@ func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional
 		n += pg.length
 	}
 	var pages []byte
-	if f.data != nil && (!r.pread || f.allChecked(c.pages[p0:p1])) {
+	if f.data != nil && !r.pread {
 		if off < 0 || off+n > int64(len(f.data)) {
 			return 0, fmt.Errorf("column chunk pages at %d..%d past the file's %d bytes", off, off+n, len(f.data))
 		}
@@ -387,19 +385,6 @@ func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional
 		return 0, fmt.Errorf("chunk ends at row %d of %d", row, rows)
 	}
 	return nulls, nil
-}
-
-// allChecked reports whether every page of pages has been checked: read
-// whole before by this process, so a point read takes it from the
-// mapping (no read(2); a fault the first time at most) rather than with
-// pread, which is the cheaper way only for a page read the first time.
-func (f *File) allChecked(pages []page) bool {
-	for i := range pages {
-		if !f.pageChecked(pages[i].seq) {
-			return false
-		}
-	}
-	return true
 }
 
 // readValues reads page rows [a, b) into vals and marks them in valid,
