@@ -705,6 +705,8 @@ func timeName(unit, zone string) string {
 // inserts declared it hold no such declaration); in a live commit the
 // transaction's inserts declared it, so a missing declaration means the
 // type was dropped and re-created under the transaction: a conflict.
+// The writes go into dst's array when it has room (a commit of one
+// tablet passes one on its stack).
 func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry, replay bool, dst []write) (*schema.Catalog, []write, error) {
 	cat := base
 	if applied != nil {
