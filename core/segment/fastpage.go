@@ -393,12 +393,12 @@ func (f *File) fastChunkRows(r *chunkReader, g *rowGroup, j, width int, optional
 // once per process, as when it is read from the mapping), and it is
 // plain, uncompressed, with a value in every row (valuesAt). A point read
 // of a device among a million then reads 80 bytes a column, not the 8 KiB
-// page, and from the mapping, not with a read(2): a page read whole is
-// read with pread (see chunkReader.pread), but a few values of one known
-// are a copy, and after the first a fault no more (over a million
-// devices, Go's steady reads: p50 37.5–43.5 to 26.5–31.2 µs). A fault of
-// a file cut short panics, as every read of the mapping, and the caller
-// recovers it. done is false when the page is not known so.
+// page, and copies them from the mapping instead of calling read(2): at
+// most a fault the first time, nothing after (over a million devices,
+// Go's steady reads went from p50 37.5–43.5 to 26.5–31.2 µs). A whole
+// page is still read with pread (see chunkReader.pread). A file cut short
+// makes the copy fault, which panics as every read of the mapping does,
+// and the caller recovers it. done is false when the page is not known so.
 func (f *File) readValues(r *chunkReader, pg *page, off int64, width, a, b int, vals, valid []byte) (done bool, err error) {
 	at, hv := int64(f.valuesAt[pg.seq].Load()), f.headers[pg.seq].Load()
 	if at == 0 || hv == 0 || !f.pageChecked(pg.seq) || b > int(pg.values) || a >= b {
