@@ -473,6 +473,27 @@ def test_small_tables_in_memory_skip_the_helper_thread(mem_db: arcadego.Database
         f"{p}{i}": case[3] for i, case in enumerate(cases) for p in "dt"}
 
 
+def test_polars_types_found_plain_are_remembered_and_no_others() -> None:
+    """A polars DataFrame whose column types equal those of one found
+    plain is known at once; one with a Categorical (nested or not) never
+    is, however often it comes."""
+    pl = pytest.importorskip("polars")
+    from arcadego import _database
+
+    plain = pl.DataFrame({"time": [1, 2], "s": ["a", "b"], "l": [["x"], ["y"]]})
+    coded = plain.with_columns(pl.col("s").cast(pl.Categorical))
+    nested = plain.with_columns(pl.col("l").cast(pl.List(pl.Categorical)))
+    for _ in range(3):
+        assert _database._known_size(coded) is None
+        assert _database._known_size(nested) is None
+        assert _database._known_size(plain) == (6, plain.estimated_size())
+    assert tuple(plain.dtypes) in _database._plain_polars
+    assert tuple(coded.dtypes) not in _database._plain_polars
+    assert tuple(nested.dtypes) not in _database._plain_polars
+    again = pl.DataFrame({"time": [3], "s": ["c"], "l": [["z"]]})  # another frame, the same types
+    assert _database._known_size(again) == (3, again.estimated_size())
+
+
 def test_schemas_found_plain_are_remembered_and_no_others() -> None:
     """A batch's schema equal to one found plain is known at once; one
     whose columns expand (a dictionary) is never taken as plain, however
