@@ -1170,11 +1170,13 @@ func TestSetRuntime(t *testing.T) {
 }
 
 // TestParallelInserts inserts from several goroutines (so several threads
-// of the library) at once, in autocommit and in transactions.
+// of the library) at once, in autocommit and in transactions, each value
+// naming its worker and row: a batch imported by one thread and read by
+// another (the library reuses its import objects) would show.
 func TestParallelInserts(t *testing.T) {
 	db := openDB(t, "", "")
 	execDDL(t, db, schemaAB)
-	const workers, each = 4, 10
+	const workers, each = 4, 50
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -1183,7 +1185,8 @@ func TestParallelInserts(t *testing.T) {
 			dev := fmt.Sprintf("w%d", w)
 			for i := 0; i < each; i++ {
 				tm := int64(i * 10)
-				b := exportBatch(t, 2, timeCol(tm, tm+1), int64Col("k", []int64{tm, tm}, nil))
+				k := tm*100 + int64(w)
+				b := exportBatch(t, 2, timeCol(tm, tm+1), int64Col("k", []int64{k, k + 100}, nil))
 				var code int
 				var msg string
 				if i%2 == 0 {
@@ -1199,7 +1202,13 @@ func TestParallelInserts(t *testing.T) {
 	}
 	wg.Wait()
 	r := scanResult(t, db, `{"type": "A", "properties": ["k"]}`)
-	assert.Len(t, r.rows, workers*each*2)
+	require.Len(t, r.rows, workers*each*2)
+	for _, row := range r.rows { // device, time, k
+		var w int
+		_, err := fmt.Sscanf(row[0].(string), "w%d", &w)
+		require.NoError(t, err)
+		assert.Equal(t, row[1].(int64)*100+int64(w), row[2], "%v", row)
+	}
 }
 
 // TestClosingTheDatabaseEndsItsResultStreams: a result stream opened
