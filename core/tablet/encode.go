@@ -235,7 +235,7 @@ func uvarintLen(x uint64) int {
 // The result is valid (Validate); anything else is an error of kind
 // errs.ErrCorrupt.
 func Decode(buf []byte, pos int) (*Tablet, int, error) {
-	t, end, err := DecodeTrusted(buf, pos)
+	t, end, err := decodeTrusted(buf, pos)
 	if err != nil {
 		return nil, pos, err
 	}
@@ -245,10 +245,10 @@ func Decode(buf []byte, pos int) (*Tablet, int, error) {
 	return t, end, nil
 }
 
-// DecodeTrusted is Decode without Validate: it checks that every buffer
+// decodeTrusted is Decode without Validate: it checks that every buffer
 // lies inside buf, not names, value offsets or UTF-8. Decode runs it, then
 // Validate; anything read back from storage goes through Decode.
-func DecodeTrusted(buf []byte, pos int) (*Tablet, int, error) {
+func decodeTrusted(buf []byte, pos int) (*Tablet, int, error) {
 	d := decoder{buf: buf, pos: pos}
 	n := d.uvarint()
 	ncols := d.uvarint()

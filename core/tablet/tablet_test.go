@@ -202,7 +202,7 @@ func TestDecodeBoundsCountsByTheBytesLeft(t *testing.T) {
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(len(buf)), "bytes allocated to refuse the count")
 }
 
-// TestDecodeTrustedSkipsOnlyValidation: DecodeTrusted still refuses bytes
+// TestDecodeTrustedSkipsOnlyValidation: decodeTrusted still refuses bytes
 // that do not frame a tablet, but takes what Validate would refuse;
 // Decode refuses both.
 func TestDecodeTrustedSkipsOnlyValidation(t *testing.T) {
@@ -222,8 +222,8 @@ func TestDecodeTrustedSkipsOnlyValidation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := Decode(c.buf, 0)
 			assert.Equal(t, c.decode, err == nil, "Decode: %v", err)
-			_, _, err = DecodeTrusted(c.buf, 0)
-			assert.Equal(t, c.trusted, err == nil, "DecodeTrusted: %v", err)
+			_, _, err = decodeTrusted(c.buf, 0)
+			assert.Equal(t, c.trusted, err == nil, "decodeTrusted: %v", err)
 			if err != nil {
 				assert.ErrorIs(t, err, errs.ErrCorrupt)
 			}
@@ -336,7 +336,7 @@ func TestAppendCopyViewsItsOwnEncoding(t *testing.T) {
 			enc := AppendCopy(dst, s, &view, cols)
 			assert.Equal(t, Append(make([]byte, prefix), s), enc, "rows %v after %d bytes", r, prefix)
 			require.NoError(t, view.Validate())
-			assert.Equal(t, &cols[0], &view.Columns[0], "the columns given")
+			assert.Same(t, &cols[0], &view.Columns[0], "the columns given")
 			assert.Equal(t, "ms", view.TimeUnit)
 			assert.Equal(t, "Europe/Paris", view.TimeZone)
 			inside := func(what string, b []byte) {

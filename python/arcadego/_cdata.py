@@ -99,20 +99,23 @@ StreamRelease = CFUNCTYPE(None, POINTER(ArrowArrayStream))
 _release_fns: dict[tuple[Any, int], Any] = {}
 
 
-def release(struct: Any, fn_type: Any) -> None:
-    """Call the release callback of a ctypes ArrowSchema, ArrowArray or
-    ArrowArrayStream, if set (``fn_type``: SchemaRelease, ArrayRelease or
-    StreamRelease). The callback marks the struct released."""
-    address = struct.release
-    if not address:
-        return
+def _release_fn(fn_type: Any, address: int) -> Any:
+    """The ctypes function of type fn_type at address, made once."""
     key = (fn_type, address)
     fn = _release_fns.get(key)
     if fn is None:
         if len(_release_fns) >= 64:
             _release_fns.clear()
         fn = _release_fns[key] = fn_type(address)
-    fn(ctypes.byref(struct))
+    return fn
+
+
+def release(struct: Any, fn_type: Any) -> None:
+    """Call the release callback of a ctypes ArrowSchema, ArrowArray or
+    ArrowArrayStream, if set (``fn_type``: SchemaRelease, ArrayRelease or
+    StreamRelease). The callback marks the struct released."""
+    if struct.release:
+        _release_fn(fn_type, struct.release)(ctypes.byref(struct))
 
 
 def call_release(ptr: Any, fn_type: Any) -> None:
@@ -121,9 +124,9 @@ def call_release(ptr: Any, fn_type: Any) -> None:
     Function pointers made by CFUNCTYPE release the GIL while they run, so a
     producer's callback that needs the GIL (a Python producer) still works.
     """
-    release = ptr.contents.release
-    if release:
-        fn_type(release)(ptr)
+    address = ptr.contents.release
+    if address:
+        _release_fn(fn_type, address)(ptr)
 
 
 # The C library, for malloc and free of structs handed to other consumers.

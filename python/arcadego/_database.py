@@ -7,12 +7,13 @@ import ctypes
 import datetime as _dt
 import json
 import math
+import operator
 import os
 import sys
 import threading
 import warnings
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, Union
 
 import numpy as np
@@ -425,47 +426,45 @@ def _known_size(data: Any) -> tuple[int, int] | None:
 _SIZED_COLUMNS = 64
 
 
-# pyarrow schemas that _plain_arrow_schema found plain, the newest last: a
-# loop of inserts of one shape compares each batch's schema with these
-# (0.2 µs) instead of naming every column's type (20 µs for six columns,
-# the better part of a small insert's time in Python).
-_plain_schemas: list[Any] = []
+# Column types found plain, the newest last, _PLAIN_SCHEMAS of each kind:
+# a loop of inserts of one shape compares each batch's types with these
+# instead of naming every column's type (pyarrow: 0.2 µs against 20 µs for
+# six columns, the better part of a small insert's time in Python; polars,
+# whose types compare their parameters too: a few µs against 12).
+_plain_schemas: list[Any] = []  # pyarrow schemas
+_plain_polars: list[tuple[Any, ...]] = []  # tuples of polars dtypes
 _PLAIN_SCHEMAS = 8
+
+
+def _remembered_plain(known: list[Any], key: Any, same: Callable[[Any, Any], bool],
+                      type_names: Callable[[], Iterable[str]]) -> bool:
+    """Whether key (a batch's column types) is plain: equal (``same``) to
+    one in known, else no name of type_names() (called only then: listing
+    a pyarrow schema's types costs more than the comparisons) is of a type
+    that a copy expands (see _expanded); a plain key is remembered."""
+    if any(same(key, k) for k in known):
+        return True
+    if any(_expanded(name) for name in type_names()):
+        return False
+    if len(known) >= _PLAIN_SCHEMAS:
+        del known[0]
+    known.append(key)
+    return True
 
 
 def _plain_arrow_schema(schema: Any) -> bool:
     """Whether no column of a pyarrow schema has a type that a copy
     expands (see _expanded)."""
-    for known in _plain_schemas:
-        if schema.equals(known):
-            return True
     # An extension type is named by its own name: its storage type tells.
-    if any(_expanded(str(getattr(t, "storage_type", t))) for t in schema.types):
-        return False
-    if len(_plain_schemas) >= _PLAIN_SCHEMAS:
-        del _plain_schemas[0]
-    _plain_schemas.append(schema)
-    return True
-
-
-# polars column types that _plain_polars_dtypes found plain, as tuples,
-# the newest last: comparing with these (polars compares its types'
-# parameters too) costs a few µs where naming six columns' types cost 12.
-_plain_polars: list[tuple[Any, ...]] = []
+    return _remembered_plain(_plain_schemas, schema, lambda a, b: a.equals(b),
+                             lambda: (str(getattr(t, "storage_type", t)) for t in schema.types))
 
 
 def _plain_polars_dtypes(dtypes: list[Any]) -> bool:
     """Whether no column of a polars DataFrame, by its dtypes, has a type
     that a copy expands (see _expanded)."""
     key = tuple(dtypes)
-    if key in _plain_polars:
-        return True
-    if any(_expanded(str(t).lower()) for t in key):
-        return False
-    if len(_plain_polars) >= _PLAIN_SCHEMAS:
-        del _plain_polars[0]
-    _plain_polars.append(key)
-    return True
+    return _remembered_plain(_plain_polars, key, operator.eq, lambda: (str(t).lower() for t in key))
 
 
 def _expanded(type_name: str) -> bool:
