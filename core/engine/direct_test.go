@@ -487,6 +487,32 @@ func BenchmarkPointRead(b *testing.B) {
 	}
 }
 
+// BenchmarkPointReadEveryFile: one device's rows where every file holds
+// every device (a fleet flushed ten times): 100,000 devices, each with 10
+// rows in each of ten files, a random device's 100 rows a read. Each file
+// is looked in through its hash table of names, where a binary search of
+// its directory would take 17 steps.
+func BenchmarkPointReadEveryFile(b *testing.B) {
+	const devices, per, files = 100_000, 10, 10
+	db, batch := manyDevicesDB(b, wal.SyncOff, devices, per)
+	for k := range files {
+		t := batch(0)
+		for i := range t.Times {
+			t.Times[i] += int64(k * per)
+		}
+		require.NoError(b, db.InsertLong("M", "device", t))
+		require.NoError(b, db.Flush())
+	}
+	require.Equal(b, files, db.Stats().Types[0].Files, "compaction must not have merged the files")
+	rng := rand.New(rand.NewPCG(3, 4))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		d := rng.IntN(devices)
+		readDevice(b, db, []string{fmt.Sprintf("plant-%02d/dev-%06d", d%100, d)}, per*files)
+	}
+}
+
 // readDevice scans the device named in one (a one-name slice) as the C
 // ABI does (batches reused) and fails b unless it holds rows rows.
 func readDevice(b *testing.B, db *DB, one []string, rows int) {

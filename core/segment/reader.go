@@ -55,8 +55,7 @@ type File struct {
 	// readValues).
 	valuesAt []atomic.Uint32
 
-	filterOnce sync.Once
-	filter     deviceFilter // of devices, built by the first MayHave
+	index deviceIndex // of devices, built by ready
 }
 
 // pageChecked reports whether page seq's CRC has matched before.
@@ -117,10 +116,10 @@ func (f *File) indexColumns() {
 
 // ready finishes a File whose directory and chunk table are loaded.
 func (f *File) ready() {
-	// The device filter is built now, with the directory at hand (files
+	// The device table is built now, with the directory at hand (files
 	// are opened in parallel), not by a first point read, which would
-	// wait for the filters of every file it looks in.
-	f.MayHave("")
+	// wait for the tables of every file it looks in.
+	f.index = newDeviceIndex(f.devices)
 	// The fast path reads pages straight from a mapping of the file: no
 	// read(2) per run of pages and no copy out of the page cache. Our
 	// files are never changed in place; if one shrinks under us anyway,

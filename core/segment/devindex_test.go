@@ -1,0 +1,85 @@
+package segment
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDeviceIndexFindsEveryNameInPlace: every name of a directory is
+// found at its position, through the table and through the binary search
+// a file without a table uses; absent names are not found, and few of
+// them get past mayHave.
+func TestDeviceIndexFindsEveryNameInPlace(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 1000, 100_000} {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = fmt.Sprintf("plant-%02d/dev-%07d", i/(max(n, 100)/100), i) // sorted
+		}
+		indexed := &File{devices: names, index: newDeviceIndex(names)}
+		searched := &File{devices: names}
+		require.Equal(t, n > 0, indexed.index.slots != nil, "%d names", n)
+		if n > 0 {
+			assert.Greater(t, len(indexed.index.slots), n*3/2-1, "at most two thirds full")
+		}
+		for want, name := range names {
+			for _, f := range []*File{indexed, searched} {
+				got, ok := f.Index(name)
+				require.True(t, ok, "%d names: %q missing", n, name)
+				require.Equal(t, want, got, "%d names: %q", n, name)
+				require.True(t, f.MayHave(name))
+			}
+		}
+		const absent = 100_000
+		passed := 0
+		for i := range absent {
+			name := fmt.Sprintf("plant-%02d/other-%07d", i%100, i)
+			for _, f := range []*File{indexed, searched} {
+				_, ok := f.Index(name)
+				require.False(t, ok, "%d names: %q found", n, name)
+			}
+			if indexed.MayHave(name) {
+				passed++
+			}
+		}
+		// A tag of 32 - 17 bits for 100,000 names, probed a few slots
+		// deep: well under 1%.
+		if n > 0 {
+			assert.Less(t, passed, absent/100, "%d names", n)
+		} else {
+			assert.Zero(t, passed, "an empty directory")
+		}
+	}
+}
+
+// TestDeviceIndexTagsCollide: with positions of 30 bits the tag has 2, so
+// most probes match a tag and compare names; lookups stay right.
+func TestDeviceIndexTagsCollide(t *testing.T) {
+	names := make([]string, 5000)
+	for i := range names {
+		names[i] = fmt.Sprintf("d%05d", i)
+	}
+	x := newDeviceIndex(names)
+	// Rebuild with a 30-bit position field (a directory of 2^29 names
+	// would get it), keeping each name's slot.
+	wide := deviceIndex{slots: make([]uint32, len(x.slots)), posBits: 30}
+	for p, name := range names {
+		i, tag := wide.start(DeviceHash(name))
+		for wide.slots[i] != 0 {
+			i = wide.next(i)
+		}
+		wide.slots[i] = tag<<wide.posBits | uint32(p+1)
+	}
+	for p, name := range names {
+		got, ok := wide.find(names, name, DeviceHash(name))
+		require.True(t, ok, name)
+		require.Equal(t, p, got, name)
+	}
+	for i := range 5000 {
+		name := fmt.Sprintf("e%05d", i)
+		_, ok := wide.find(names, name, DeviceHash(name))
+		require.False(t, ok, name)
+	}
+}
