@@ -1027,6 +1027,9 @@ class Database(_Schema):
         (``=`` or ``in`` on each, then a range on the next) reads through
         the index: see :meth:`explain` and :meth:`lookup`.
         """
+        if (isinstance(device, str) and isinstance(type, str) and columns is None and start is None and end is None
+                and batch_rows is None and device_prefix is None and with_device is True and where is None):
+            return Result._of_device(self, type, device)  # a point read: the same request, encoded directly
         result = Result(self, self._scan_request(type, columns, device, start, end, batch_rows, device_prefix,
                                                  with_device, where))
         result._check()  # a bad type or column raises here, not at the first read

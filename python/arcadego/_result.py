@@ -47,6 +47,18 @@ def _make_request_encoder() -> Callable[[dict[str, Any]], str]:
 
 _encode_request = _make_request_encoder()
 
+# A str as JSON, as _encode_request writes it (both escape as json.dumps's
+# default, ensure_ascii, does).
+_quote: Callable[[str], str] = json.encoder.encode_basestring_ascii
+
+
+def _device_request_json(type_name: str, devices_json: str) -> bytes:
+    """_encode_request({"type": type_name, "devices": [...]}) for a
+    devices list already encoded (without its brackets), written directly:
+    a point read's scan() spent most of its time building and encoding
+    the request and its probe generically."""
+    return f'{{"type": {_quote(type_name)}, "devices": [{devices_json}]}}'.encode("utf-8")
+
 # Result schemas imported by pyarrow, by the id arcadego_scan_first gives
 # their layout (never the same id for two layouts), up to _MAX_SCHEMAS of
 # them: the cache starts over when full.
@@ -115,10 +127,21 @@ class Result:
     # The call that starts it and returns its first batch (None: none).
     _first_function: str | None = "arcadego_scan_first"
 
-    def __init__(self, db: Database, request: dict[str, Any]) -> None:
+    def __init__(self, db: Database, request: dict[str, Any], encoded: bytes | None = None) -> None:
+        # encoded: the request as _encode_request would encode it, when
+        # the caller has it already.
         self._db = db
         self._request = request
-        self._json = _encode_request(request).encode("utf-8")
+        self._json = _encode_request(request).encode("utf-8") if encoded is None else encoded
+
+    @classmethod
+    def _of_device(cls, db: Database, type_name: str, device: str) -> Result:
+        """The Result of ``db.scan(type_name, device=device)`` with no
+        other argument (a point read), its request and the probe of
+        :meth:`_check` encoded directly."""
+        result = cls(db, {"type": type_name, "devices": [device]}, _device_request_json(type_name, _quote(device)))
+        result._check(_device_request_json(type_name, ""))
+        return result
 
     @property
     def request(self) -> dict[str, Any]:
@@ -146,12 +169,14 @@ class Result:
             raise
         return address
 
-    def _check(self) -> None:
+    def _check(self, probe: bytes | None = None) -> None:
         """Start the scan for no device and drop it: the library checks the
         type and the columns when a scan starts, so this raises what the
         first read would, at the call that made the Result, without
-        listing the type's devices."""
-        probe = _encode_request({**self._request, "devices": []}).encode("utf-8")
+        listing the type's devices. probe: the request with no device,
+        encoded, when the caller has it."""
+        if probe is None:
+            probe = _encode_request({**self._request, "devices": []}).encode("utf-8")
         self._db._require_open()  # refuses a forked child too
         # A probe that passed passes again until the schema changes (every
         # DDL goes through this handle); a miss here would only move the
