@@ -82,6 +82,7 @@ bench-go:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'DeviceMemory' -benchtime 1x ./core/memtable/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchtime 20x ./core/schema/ ./arrowbridge/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench Order -benchtime 3x ./core/internal/namesort/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench DecodeDeltaTimes ./core/segment/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench 'InsertExpansion|SchemaBatch|BulkInsert|Scan$$|ScanWhereWide|Flush|Reopen|DirectWrite|InsertLong|AddProperty|DevicesFromMemtable' -benchtime 10x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench QueryDuringExpansion -benchtime 10x ./core/engine/
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench PointRead -benchtime 20000x ./core/engine/
