@@ -139,8 +139,9 @@ func (s *Scanner) takeSome(slot, n int, want []bool) (vals, valid [][]byte) {
 	if !s.Reuse {
 		vals, valid = make([][]byte, len(s.cols)), make([][]byte, len(s.cols))
 	} else {
-		for len(d.vals) < len(s.cols) {
-			d.vals, d.valid = append(d.vals, nil), append(d.valid, nil)
+		if len(d.vals) < len(s.cols) { // one allocation each, not one per doubling
+			d.vals = append(make([][]byte, 0, len(s.cols)), d.vals...)[:len(s.cols)]
+			d.valid = append(make([][]byte, 0, len(s.cols)), d.valid...)[:len(s.cols)]
 		}
 		vals, valid = d.vals[:len(s.cols)], d.valid[:len(s.cols)]
 	}
