@@ -43,7 +43,13 @@ func newDeviceIndex(names []string) deviceIndex {
 	if len(names) == 0 || len(names) > maxIndexedNames {
 		return deviceIndex{}
 	}
-	x := deviceIndex{slots: make([]uint32, len(names)+len(names)/2+1), posBits: uint(bits.Len(uint(len(names))))}
+	return buildDeviceIndex(names, uint(bits.Len(uint(len(names)))))
+}
+
+// buildDeviceIndex is newDeviceIndex with positions of posBits bits (at
+// least enough for len(names)).
+func buildDeviceIndex(names []string, posBits uint) deviceIndex {
+	x := deviceIndex{slots: make([]uint32, len(names)+len(names)/2+1), posBits: posBits}
 	for p, name := range names {
 		i, tag := x.start(DeviceHash(name))
 		for x.slots[i] != 0 {
@@ -81,31 +87,6 @@ func (x deviceIndex) find(names []string, name string, h uint64) (int, bool) {
 		i = x.next(i)
 	}
 	return 0, false
-}
-
-// mayHave reports false only for a hash no name of the table has: no slot
-// of its probe sequence carries its tag.
-func (x deviceIndex) mayHave(h uint64) bool {
-	i, tag := x.start(h)
-	for s := x.slots[i]; s != 0; s = x.slots[i] {
-		if s>>x.posBits == tag {
-			return true
-		}
-		i = x.next(i)
-	}
-	return false
-}
-
-// MayHave reports whether the file may hold rows of device: false means
-// it holds none. It costs what Index costs short of the name comparison.
-func (f *File) MayHave(device string) bool { return f.MayHaveHash(DeviceHash(device)) }
-
-// MayHaveHash is MayHave of the device whose DeviceHash is h.
-func (f *File) MayHaveHash(h uint64) bool {
-	if f.index.slots == nil {
-		return len(f.devices) > 0
-	}
-	return f.index.mayHave(h)
 }
 
 // Index returns the index of device in the file's directory (Devices),

@@ -1027,8 +1027,9 @@ class Database(_Schema):
         (``=`` or ``in`` on each, then a range on the next) reads through
         the index: see :meth:`explain` and :meth:`lookup`.
         """
-        if (isinstance(device, str) and isinstance(type, str) and columns is None and start is None and end is None
-                and batch_rows is None and device_prefix is None and with_device is True and where is None):
+        if (isinstance(device, str) and isinstance(type, str) and device.isascii() and type.isascii()
+                and columns is None and start is None and end is None and batch_rows is None
+                and device_prefix is None and with_device is True and where is None):
             return Result._of_device(self, type, device)  # a point read: the same request, encoded directly
         result = Result(self, self._scan_request(type, columns, device, start, end, batch_rows, device_prefix,
                                                  with_device, where))
@@ -1385,8 +1386,14 @@ class Database(_Schema):
 
 
 def _check_str(value: Any, what: str) -> str:
+    """value, a str for a JSON request. A lone surrogate is refused as
+    _utf8 refuses it: JSON would carry it as an escape that the library
+    reads as U+FFFD, so that a scan of device "a\\ud800" would read the
+    rows of "a\\ufffd"."""
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{what} must be str, got {type(value).__name__}")
+    if not value.isascii():
+        _utf8(value, what)
     return value
 
 
