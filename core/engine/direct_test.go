@@ -533,7 +533,7 @@ func readDevice(b *testing.B, db *DB, one []string, rows int) {
 // BenchmarkPointReadByDevices: one device's 10 rows from a type of 10,
 // 10,000 or 1,000,000 devices (one long-format batch), in one file (a
 // direct write or a flush) or in the memtable (a memory database): a device is
-// found by a hash probe (the file's table of its names, the memtable's
+// found by a hash probe (the file's index of its names, the memtable's
 // map), so the read costs about the same at every size.
 func BenchmarkPointReadByDevices(b *testing.B) {
 	const per = 10

@@ -503,7 +503,7 @@ func lookupDevices(files []*dataFile, names []string) (hitEnds []int32, hits []f
 		h := segment.DeviceHash(d)
 		for i, f := range files {
 			found := false
-			if pos[i] == 0 { // not found in f yet: its table, the name hashed once
+			if pos[i] == 0 { // not found in f yet: its index, the name hashed once
 				pos[i], found = f.IndexHash(d, h) // 0 when not found
 			} else { // past an earlier name: forward from there
 				found = hasNext(f, &pos[i], d, math.MinInt64, math.MaxInt64)
@@ -530,8 +530,8 @@ func hasNext(f *dataFile, pos *int, device string, lo, hi int64) bool {
 	}
 	if p == 0 {
 		// A lookup from the start: a point read, or a walk that has not
-		// reached the file's first device. The file's own lookup (a hash
-		// table of its names) costs no search at all.
+		// reached the file's first device. The file's own lookup (a Bloom
+		// filter, then a hash table of its names) costs no search at all.
 		i, ok := f.Index(device)
 		if !ok {
 			return false

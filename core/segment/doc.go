@@ -65,9 +65,10 @@
 // Open checks all of it against the Parquet footer, so a flipped footer
 // byte is corruption, not silently wrong pruning; each column chunk read
 // is checked against its CRC (the Parquet library reads no page CRCs). A
-// device's rows are found through a hash table of the directory's names
-// built at open (devindex.go), then row groups are pruned by their time
-// bounds (arcadego.chunks, under the CRC, equal to the Parquet statistics).
+// device's rows are found through a Bloom filter and a hash table of the
+// directory's names built at open (devindex.go), then row groups are
+// pruned by their time bounds (arcadego.chunks, under the CRC, equal to
+// the Parquet statistics).
 //
 // A file holds at most 32,767 row groups (Close refuses more): the footer
 // numbers them in an int16, and delta-rs refuses a file with more
