@@ -403,18 +403,24 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	// Narrow [from, to) by the time column's page index: a page that
 	// starts inside the device's rows at a time <= start has only later
 	// rows worth reading, one at a time >= end only rows past the range.
+	// A range that holds the row group's times narrows nothing (a page
+	// starting inside a device's rows is later than its first time), and
+	// the walk of the page list, cold in a point read, is skipped: 2.5% of
+	// a C point read's profile.
 	cut := to
-	row := 0
-	for _, pg := range grp.chunks[1].pages {
-		if row > from && row < to {
-			if pg.first <= start {
-				from = row
+	if start > grp.minTime || end <= grp.maxTime {
+		row := 0
+		for _, pg := range grp.chunks[1].pages {
+			if row > from && row < to {
+				if pg.first <= start {
+					from = row
+				}
+				if pg.first >= end && row < cut {
+					cut = row
+				}
 			}
-			if pg.first >= end && row < cut {
-				cut = row
-			}
+			row += int(pg.values)
 		}
-		row += int(pg.values)
 	}
 	if s.Buffers != nil {
 		s.drop(1) // the previous window's rows are all returned
