@@ -372,3 +372,36 @@ func TestAppendCopyViewsItsOwnEncoding(t *testing.T) {
 		AppendCopy(make([]byte, 0, AppendSize(sample())), sample(), &Tablet{}, make([]Column, 2))
 	}, "columns of another count")
 }
+
+// TestDuplicateNameAmongFew: the pairwise check of up to 16 columns tells
+// names apart that share a length and a last byte, and finds a repeat
+// wherever it is.
+func TestDuplicateNameAmongFew(t *testing.T) {
+	named := func(names ...string) []Column {
+		cols := make([]Column, len(names))
+		for i, n := range names {
+			cols[i].Name = n
+		}
+		return cols
+	}
+	assert.Equal(t, "", duplicateName(named("ab", "bb", "cb")))
+	assert.Equal(t, "", duplicateName(named("a", "ab", "b", "ba")))
+	assert.Equal(t, "ab", duplicateName(named("ab", "xb", "ab")))
+	assert.Equal(t, "time", duplicateName(named("time", "x", "y", "time")))
+	for again := 1; again < 16; again++ {
+		assert.Equal(t, "c0", duplicateName(manyColumns(16, 0, again)), "again at %d", again)
+	}
+	assert.Equal(t, "", duplicateName(manyColumns(16, 0, -1)))
+}
+
+// BenchmarkDuplicateName: the check of a small write's 11 columns (time
+// and c0 to c9).
+func BenchmarkDuplicateName(b *testing.B) {
+	cols := manyColumns(11, 0, -1)
+	cols[0].Name = "time"
+	for range b.N {
+		if duplicateName(cols) != "" {
+			b.Fatal("a duplicate")
+		}
+	}
+}
