@@ -405,8 +405,8 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 	// rows worth reading, one at a time >= end only rows past the range.
 	// A range that holds the row group's times narrows nothing (a page
 	// starting inside a device's rows is later than its first time), and
-	// the walk of the page list, cold in a point read, is skipped: 2.5% of
-	// a C point read's profile.
+	// the walk of the page list, cold in a point read, is skipped (in a
+	// profile of C point reads, about 2.5% of the call).
 	cut := to
 	if start > grp.minTime || end <= grp.maxTime {
 		row := 0
