@@ -24,16 +24,20 @@ import (
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/wal"
 	"github.com/arcadego/arcadego/internal/cdata"
+	"github.com/arcadego/arcadego/internal/flatjson"
 	"github.com/arcadego/arcadego/internal/unlocked"
 )
 
 // decodeJSON decodes one JSON value from s into v, refusing unknown keys,
-// trailing data and invalid UTF-8 (which encoding/json would silently
-// replace, making two different names equal). what names the argument in
-// errors.
+// trailing data, invalid UTF-8 and escapes of half a surrogate pair (both
+// of which encoding/json would silently replace with U+FFFD, making two
+// different names equal). what names the argument in errors.
 func decodeJSON(what, s string, v any) error {
 	if !utf8.ValidString(s) {
 		return fmt.Errorf("%s: not valid UTF-8: %w", what, errs.ErrInvalidArgument)
+	}
+	if esc := flatjson.LoneSurrogate(s); esc != "" {
+		return fmt.Errorf("%s: %s is half a surrogate pair, not a character: %w", what, esc, errs.ErrInvalidArgument)
 	}
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()

@@ -5,7 +5,8 @@
 // key, bad UTF-8), and the caller then decodes the request with
 // encoding/json, which also gives the errors: this package never decides
 // that a request is wrong, only that it is not one it reads. It must
-// accept nothing that encoding/json would read differently.
+// accept nothing that encoding/json would read differently. LoneSurrogate
+// finds an escape that encoding/json reads, but as another character.
 package flatjson
 
 import (
@@ -199,4 +200,45 @@ func (p *parser) word(w string) bool {
 	}
 	p.i = end
 	return true
+}
+
+// LoneSurrogate returns the first \u escape of s that names half of a
+// UTF-16 surrogate pair without its other half ("\ud800", "\udfff", a high
+// half followed by anything but a low one), or "". encoding/json reads
+// such an escape as U+FFFD, so that "a\ud800" and "a\ufffd" would name
+// one device. s is JSON text: a backslash appears only in strings, each
+// starting an escape.
+func LoneSurrogate(s string) string {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if s[i+1] != 'u' {
+			i++ // a one-character escape, \\ included
+			continue
+		}
+		r, ok := hex4(s, i+2)
+		switch {
+		case !ok || r < 0xd800 || r > 0xdfff:
+		case r <= 0xdbff: // a high half: a low one must follow
+			if lo, ok := hex4(s, i+8); i+7 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' && ok && lo >= 0xdc00 && lo <= 0xdfff {
+				i += 6 // the pair's low half too
+			} else {
+				return s[i : i+6]
+			}
+		default: // a low half alone
+			return s[i : i+6]
+		}
+		i += 5
+	}
+	return ""
+}
+
+// hex4 reads the four hex digits of s at i.
+func hex4(s string, i int) (rune, bool) {
+	if i < 0 || i+4 > len(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s[i:i+4], 16, 16)
+	return rune(v), err == nil
 }

@@ -145,3 +145,26 @@ func FuzzParse(f *testing.F) {
 	f.Add(`{"a": [], "b": -0}`)
 	f.Fuzz(func(t *testing.T, s string) { check(t, s) })
 }
+
+// TestLoneSurrogate: a \u escape of half a surrogate pair without its
+// other half is found; pairs, other escapes and an escaped backslash
+// before a "u" are not.
+func TestLoneSurrogate(t *testing.T) {
+	for s, want := range map[string]string{
+		`{"devices": ["a\ud800"]}`:         `\ud800`,
+		`{"devices": ["a\uDFFF"]}`:         `\uDFFF`,
+		`{"type": "\ud83d\u0041"}`:         `\ud83d`,
+		`{"type": "\ud83d"}`:               `\ud83d`,
+		`{"type": "x\ud83d\ude00\udc00"}`:  `\udc00`,
+		`{"type": "\ud83d\ude00"}`:         "",
+		`{"type": "\u00e9\u0041\ufffd"}`:   "",
+		`{"type": "\\ud800"}`:              "",
+		`{"type": "\\\ud800"}`:             `\ud800`,
+		`{"type": "\"\ud800"}`:             `\ud800`,
+		`{"type": "plain", "devices": []}`: "",
+		`{"type": "cut \ud8`:               "",
+		`{"type": "cut \ud83d\ude`:         `\ud83d`,
+	} {
+		assert.Equal(t, want, LoneSurrogate(s), s)
+	}
+}

@@ -1387,9 +1387,9 @@ class Database(_Schema):
 
 def _check_str(value: Any, what: str) -> str:
     """value, a str for a JSON request. A lone surrogate is refused as
-    _utf8 refuses it: JSON would carry it as an escape that the library
-    reads as U+FFFD, so that a scan of device "a\\ud800" would read the
-    rows of "a\\ufffd"."""
+    _utf8 refuses it, here at the call: JSON carries it as an escape that
+    the library refuses too, but only when the request is sent (a scan's,
+    at its first read)."""
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{what} must be str, got {type(value).__name__}")
     if not value.isascii():

@@ -763,6 +763,8 @@ func TestScanRequests(t *testing.T) {
 		{"no device without devices", `{"type": "A", "with_device": false}`, codeInvalidArgument, "naming one device"},
 		{"no device with two devices", `{"type": "A", "devices": ["a", "b"], "with_device": false}`, codeInvalidArgument, "naming one device, got 2"},
 		{"with_device not a bool", `{"type": "A", "with_device": 0}`, codeInvalidArgument, "with_device"},
+		// encoding/json reads it as U+FFFD: the rows of device "a\ufffd".
+		{"half a surrogate pair", `{"type": "A", "devices": ["a\ud800"]}`, codeInvalidArgument, `\ud800 is half a surrogate pair`},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
