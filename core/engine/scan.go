@@ -499,12 +499,23 @@ func lookupDevices(files []*dataFile, names []string) (hitEnds []int32, hits []f
 	hitEnds = make([]int32, 0, len(names))
 	hits = make([]fileHit, 0, len(names)) // not nil: the scan reads through it
 	pos := make([]int, len(files))
+	// The first bit of each file's device filter, tested in every file
+	// before the lookups: file after file, each lookup waited for its
+	// file's filter line (a cache miss, and a TLB miss, twenty files'
+	// filters lying megabytes apart); tested together, without a branch
+	// between the loads, the misses overlap.
+	passed := make([]bool, len(files))
 	for _, d := range names {
 		h := segment.DeviceHash(d)
 		for i, f := range files {
+			passed[i] = pos[i] != 0 || f.FirstProbe(h) // pos: found before, walked to by name
+		}
+		for i, f := range files {
 			found := false
 			if pos[i] == 0 { // not found in f yet: its index, the name hashed once
-				pos[i], found = f.IndexHash(d, h) // 0 when not found
+				if passed[i] {
+					pos[i], found = f.IndexHash(d, h) // 0 when not found
+				}
 			} else { // past an earlier name: forward from there
 				found = hasNext(f, &pos[i], d, math.MinInt64, math.MaxInt64)
 			}

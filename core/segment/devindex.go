@@ -143,6 +143,21 @@ func (x deviceIndex) probe(names []string, name string, h uint64) (int, bool) {
 	return 0, false
 }
 
+// FirstProbe reports whether the first bit of the file's device filter
+// that a lookup of hash h tests is set: false rules the name out. (A file
+// without a filter passes every name.) A caller looking a name up in many
+// files tests this in all of them first, in a loop whose loads do not
+// wait for each other, so that their cache misses overlap instead of
+// coming one file at a time, and then looks the name up (IndexHash) in
+// the files that passed.
+func (f *File) FirstProbe(h uint64) bool {
+	if f.index.filter == nil {
+		return true
+	}
+	b, bit, _ := f.index.filterBits(h)
+	return b[bit>>6&7]&(1<<(bit&63)) != 0
+}
+
 // Index returns the index of device in the file's directory (Devices),
 // through the file's index of its names (deviceIndex).
 func (f *File) Index(device string) (int, bool) { return f.IndexHash(device, DeviceHash(device)) }

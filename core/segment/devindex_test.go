@@ -100,17 +100,28 @@ func TestDeviceFilterPassesFewAbsentNames(t *testing.T) {
 			names[i] = fmt.Sprintf("plant-%02d/dev-%07d", i%100, i)
 		}
 		x := newDeviceIndex(names)
+		f := &File{devices: names, index: x}
 		for _, name := range names {
 			require.True(t, x.mayHave(DeviceHash(name)), "%d names: %q missing", n, name)
+			require.True(t, f.FirstProbe(DeviceHash(name)), "%d names: %q fails the first probe", n, name)
 		}
 		const absent = 100_000
-		passed := 0
+		passed, first := 0, 0
 		for i := range absent {
-			if x.mayHave(DeviceHash(fmt.Sprintf("plant-%02d/other-%07d", i%100, i))) {
+			h := DeviceHash(fmt.Sprintf("plant-%02d/other-%07d", i%100, i))
+			if x.mayHave(h) {
 				passed++
+				require.True(t, f.FirstProbe(h), "a name the filter passes passes its first probe")
+			}
+			if f.FirstProbe(h) {
+				first++
 			}
 		}
 		// About 1%; the seed is the process's, so the bound leaves room.
 		assert.Less(t, passed, absent*3/100, "%d names", n)
+		// The first probe alone: one bit of a block about half full.
+		assert.Less(t, first, absent*3/4, "%d names: the first probe rules out a good share", n)
 	}
+	// Without a filter (no names, or too many to index), every name passes.
+	assert.True(t, (&File{}).FirstProbe(DeviceHash("x")))
 }
