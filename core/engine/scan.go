@@ -501,9 +501,9 @@ func lookupDevices(files []*dataFile, names []string) (hitEnds []int32, hits []f
 	pos := make([]int, len(files))
 	// The first bit of each file's device filter, tested in every file
 	// before the lookups: file after file, each lookup waited for its
-	// file's filter line (a cache miss, and a TLB miss, twenty files'
-	// filters lying megabytes apart); tested together, without a branch
-	// between the loads, the misses overlap.
+	// file's filter line (a cache miss: twenty files' filters of a
+	// million devices are more than a core's cache); tested together,
+	// without a branch between the loads, the misses overlap.
 	passed := make([]bool, len(files))
 	for _, d := range names {
 		h := segment.DeviceHash(d)
