@@ -502,7 +502,7 @@ func lookupDevices(files []*dataFile, names []string) (hitEnds []int32, hits []f
 	// The first bit of each file's device filter, tested in every file
 	// before the lookups: file after file, each lookup waited for its
 	// file's filter line (a cache miss: twenty files' filters of a
-	// million devices are more than a core's cache); tested together,
+	// million devices are more than a core's L2 cache); tested together,
 	// without a branch between the loads, the misses overlap.
 	passed := make([]bool, len(files))
 	for _, d := range names {
