@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arcadego/arcadego/core/errs"
+	"github.com/arcadego/arcadego/core/segment"
 	"github.com/arcadego/arcadego/core/tablet"
 )
 
@@ -155,4 +157,57 @@ func TestDevicesOfGivesTheTypeItListed(t *testing.T) {
 	_, ty, err = db.DevicesOf("Nope", "")
 	require.ErrorIs(t, err, errs.ErrNotFound)
 	assert.Nil(t, ty)
+}
+
+// TestLookupDevicesAgreesWithBinarySearch: lookupDevices, which tests the
+// first bit of every file's device filter before it looks a name up, finds
+// in each file exactly the names a binary search of the file's directory
+// finds, for lists of several names (a name found in a file earlier in the
+// list walks that file forward instead), names in some files, in all or
+// in none, and files without an index (an empty directory).
+func TestLookupDevicesAgreesWithBinarySearch(t *testing.T) {
+	db, _ := openDisk(t, Options{AutoCreate: true, DirectWriteBytes: -1})
+	rng := rand.New(rand.NewPCG(7, 8))
+	const devices = 3000
+	for k := range 6 {
+		for d := range devices {
+			if d%500 == 0 || rng.IntN(3) == 0 { // a third of them, and a few in every file
+				require.NoError(t, db.Insert("T", fmt.Sprintf("dev-%05d", d), int64Tablet([]int64{int64(10*k + 1)}, map[string][]int64{"k": {1}})))
+			}
+		}
+		require.NoError(t, db.Flush())
+	}
+	ty, _ := db.Catalog().Type("T")
+	files := db.view.Load().tables[ty.ID].files
+	require.Len(t, files, 6, "one file a flush, none merged")
+	withEmpty := append([]*dataFile{{File: &segment.File{}}}, append(slices.Clone(files), &dataFile{File: &segment.File{}})...)
+	search := func(files []*dataFile, names []string) (ends []int32, hits []fileHit) {
+		hits = []fileHit{}
+		for _, d := range names {
+			for i, f := range files {
+				if p, ok := slices.BinarySearch(f.Devices(), d); ok {
+					hits = append(hits, fileHit{file: int32(i), index: int32(p)})
+				}
+			}
+			ends = append(ends, int32(len(hits)))
+		}
+		return ends, hits
+	}
+	for trial := range 1000 {
+		var names []string
+		for range 1 + rng.IntN(40) {
+			names = append(names, fmt.Sprintf("dev-%05d", rng.IntN(devices+200))) // some absent everywhere
+		}
+		if trial%5 == 0 {
+			names = append(names, "dev-00000", "a", "zzz") // in every file at position 0; before and after all
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+		for _, fs := range [][]*dataFile{files, withEmpty} {
+			wantEnds, wantHits := search(fs, names)
+			gotEnds, gotHits := lookupDevices(fs, names)
+			require.Equal(t, wantEnds, gotEnds, "%d files, names %v", len(fs), names)
+			require.Equal(t, wantHits, gotHits, "%d files, names %v", len(fs), names)
+		}
+	}
 }
