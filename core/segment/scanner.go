@@ -54,6 +54,7 @@ type Scanner struct {
 	readers []*chunkReader // per worker, for reads in parallel
 	spare   [2]decoded     // with Reuse: memory of decode (0) and window (1)
 	held    [2][][]byte    // with Buffers: the memory of decode (0) and window (1)
+	win     windowCols     // the window being read (window)
 }
 
 // Buffers supplies the memory of a Scanner's decoded rows. Get returns n
@@ -461,82 +462,66 @@ func (s *Scanner) window(rg, from, to int, start, end int64, filter *RowFilter) 
 			clear(valids[j])
 		}
 	}
-	t = &tablet.Tablet{Times: times[lo:hi:hi], Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}
+	w := &s.win
+	*w = windowCols{grp: grp, n: n, from: from, lo: lo, hi: hi, vals: vals, valids: valids,
+		t: &tablet.Tablet{Times: times[lo:hi:hi], Columns: make([]tablet.Column, len(s.cols)), TimeUnit: s.f.layout.TimeUnit}}
+	defer func() { *w = windowCols{} }() // the scanner keeps no rows
 	k := hi - lo
-	var sel []int32 // with a filter: the rows (of lo..hi) it keeps
-	rows := k       // the rows read of each column
-	one := func(r *chunkReader, j int) error {
-		col := s.cols[j]
-		out := tablet.Column{Name: col.Name, Type: col.Type}
-		if s.src[j] < 0 || rows == 0 {
-			t.Columns[j] = nullColumn(out, rows)
-			return nil
-		}
-		w := tablet.Width(col.Type)
-		out.Values = vals[j][:rows*w]
-		valid := valids[j][:(rows+7)/8]
-		nulls, err := s.f.fastChunkRows(r, grp, 2+s.src[j], w, true, n, from+lo, from+hi, sel, out.Values, valid)
-		if err != nil {
-			return err
-		}
-		if nulls > 0 {
-			out.Validity = valid
-		}
-		t.Columns[j] = out
-		return nil
-	}
+	w.rows = k
 	if filter != nil && k > 0 {
-		if vals == nil {
-			vals, valids = s.takeSome(1, k, done)
+		if w.vals == nil {
+			w.vals, w.valids = s.takeSome(1, k, done)
 		}
 		for _, j := range filter.Cols {
 			if early != nil {
-				t.Columns[j] = early[j]
-			} else if err := one(&s.reader, j); err != nil {
+				w.t.Columns[j] = early[j]
+			} else if err := s.windowColumn(&s.reader, j); err != nil {
 				return nil, false, s.wrapFast(err)
 			}
 		}
-		sel = keptRows(filter.Keep(t))
-		if len(sel) < k {
+		w.sel = keptRows(filter.Keep(w.t))
+		if len(w.sel) < k {
 			// The filter's columns and the times at the kept rows; the
 			// other columns are read at those rows only.
-			picked := &tablet.Tablet{Times: t.Times, Columns: make([]tablet.Column, 0, len(filter.Cols))}
+			picked := &tablet.Tablet{Times: w.t.Times, Columns: make([]tablet.Column, 0, len(filter.Cols))}
 			for _, j := range filter.Cols {
-				picked.Columns = append(picked.Columns, t.Columns[j])
+				picked.Columns = append(picked.Columns, w.t.Columns[j])
 			}
-			picked = picked.Gather(sel)
-			t.Times = picked.Times
+			picked = picked.Gather(w.sel)
+			w.t.Times = picked.Times
 			for i, j := range filter.Cols {
-				t.Columns[j] = picked.Columns[i]
+				w.t.Columns[j] = picked.Columns[i]
 			}
-			rows = len(sel)
+			w.rows = len(w.sel)
 		} else {
-			sel = nil // every row: read as without a filter
+			w.sel = nil // every row: read as without a filter
 		}
 		// The other columns' buffers, for the rows read only.
 		others := make([]bool, len(s.cols))
 		for j := range others {
 			others[j] = !done[j]
 		}
-		more, moreValid := s.takeSome(1, rows, others)
+		more, moreValid := s.takeSome(1, w.rows, others)
 		for j := range others {
 			if others[j] {
-				vals[j], valids[j] = more[j], moreValid[j]
+				w.vals[j], w.valids[j] = more[j], moreValid[j]
 			}
 		}
+		w.done = done
 	} else {
-		done = nil // no row: every column is read (as empty)
-		vals, valids = s.takeCols(1, k)
+		w.vals, w.valids = s.takeCols(1, k) // no row: every column is read (as empty)
 	}
-	rest := func(r *chunkReader, j int) error {
-		if done != nil && done[j] {
-			return nil
+	if k*len(s.cols) >= windowParallel { // k: pages are decompressed whole
+		err = s.each(len(s.cols), true, s.windowRest)
+	} else {
+		for j := range s.cols {
+			err = keepErr(err, s.windowRest(&s.reader, j))
 		}
-		return one(r, j)
 	}
-	if err := s.each(len(s.cols), k*len(s.cols) >= windowParallel, rest); err != nil { // k: pages are decompressed whole
+	if err != nil {
 		return nil, false, s.wrapFast(err)
 	}
+	t = w.t
 	return t, past, nil
 }
 
@@ -664,12 +649,64 @@ func (s *Scanner) each(n int, parallel bool, fn func(r *chunkReader, i int) erro
 		}
 		return fn(s.readers[w], i)
 	}) {
-		// Corruption wins over a column the fast path cannot read.
-		if e != nil && (err == nil || errors.Is(err, errNotFast)) {
-			err = e
-		}
+		err = keepErr(err, e)
 	}
 	return err
+}
+
+// keepErr is the error of reads of several columns, err so far and then
+// e: corruption wins over a column the fast path cannot read.
+func keepErr(err, e error) error {
+	if e != nil && (err == nil || errors.Is(err, errNotFast)) {
+		return e
+	}
+	return err
+}
+
+// windowCols is what the column reads of a window share: kept in the
+// Scanner rather than captured by closures, whose captured variables
+// went to the heap (a point read's window made nine allocations, five of
+// them these).
+type windowCols struct {
+	t            *tablet.Tablet
+	grp          *rowGroup
+	n            int      // rows of the row group
+	from, lo, hi int      // the window's first row, and its rows [lo, hi) in range
+	rows         int      // rows read of each column: hi-lo, or those a filter kept
+	sel          []int32  // with a filter: the rows (of lo..hi) it keeps; nil: all
+	vals, valids [][]byte // each column's buffers
+	done         []bool   // with a filter: the columns read already
+}
+
+// windowColumn reads column j of the window into s.win.t.
+func (s *Scanner) windowColumn(r *chunkReader, j int) error {
+	w := &s.win
+	col := s.cols[j]
+	out := tablet.Column{Name: col.Name, Type: col.Type}
+	if s.src[j] < 0 || w.rows == 0 {
+		w.t.Columns[j] = nullColumn(out, w.rows)
+		return nil
+	}
+	width := tablet.Width(col.Type)
+	out.Values = w.vals[j][:w.rows*width]
+	valid := w.valids[j][:(w.rows+7)/8]
+	nulls, err := s.f.fastChunkRows(r, w.grp, 2+s.src[j], width, true, w.n, w.from+w.lo, w.from+w.hi, w.sel, out.Values, valid)
+	if err != nil {
+		return err
+	}
+	if nulls > 0 {
+		out.Validity = valid
+	}
+	w.t.Columns[j] = out
+	return nil
+}
+
+// windowRest reads column j of the window unless a filter read it.
+func (s *Scanner) windowRest(r *chunkReader, j int) error {
+	if s.win.done != nil && s.win.done[j] {
+		return nil
+	}
+	return s.windowColumn(r, j)
 }
 
 // wrapFast passes errNotFast on and makes any other error corruption.
