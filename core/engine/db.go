@@ -108,6 +108,10 @@ type DB struct {
 	// it exclusively. Lock order: ttlMu before deltaMu.
 	ttlMu sync.RWMutex
 
+	// lastIDs is the outcome of the last insert whose checked names found
+	// every column a property (see knownNames).
+	lastIDs atomic.Pointer[namedIDs]
+
 	// catalog is the published catalog: every commit it includes is durable
 	// and in the memtable. Readers load it without locking.
 	catalog atomic.Pointer[schema.Catalog]

@@ -259,7 +259,7 @@ func (tx *Tx) prepare(typ string, t *tablet.Tablet, ids []schema.PropertyID) (*t
 		return nil, nil, fmt.Errorf("insert into %q: row %d: time %d (the largest int64) is reserved: %w", typ, i, int64(math.MaxInt64), errs.ErrInvalidArgument)
 	}
 	ty, ok := tx.view.Type(typ)
-	if ok && known(ty, t, ids) {
+	if ok && tx.db.known(ty, t, ids) {
 		return t, nil, nil // the usual insert: nothing to convert or create
 	}
 	if ok {
@@ -291,6 +291,47 @@ func known(ty *schema.Type, t *tablet.Tablet, ids []schema.PropertyID) bool {
 		}
 		ids[i] = p.ID
 	}
+	return true
+}
+
+// namedIDs is what known found for a checked name list in a type: its
+// columns' types and property ids. Immutable.
+type namedIDs struct {
+	ty    *schema.Type // of a published catalog, so frozen: its identity is its content
+	names *tablet.NameList
+	types []schema.PropertyType
+	ids   []schema.PropertyID
+}
+
+// known is the function known, with a memory for tablets whose names are
+// a checked list (the C ABI's small inserts, one schema after another):
+// when the last such insert found the same list in the same type, it
+// fills ids from that insert's outcome instead of looking up each name
+// (for a one-row insert of 10 columns, its names cost as much as its
+// values).
+func (db *DB) known(ty *schema.Type, t *tablet.Tablet, ids []schema.PropertyID) bool {
+	names := t.CheckedNames()
+	if names == nil {
+		return known(ty, t, ids)
+	}
+	if last := db.lastIDs.Load(); last != nil && last.ty == ty && last.names == names &&
+		ty.TimeSet && ty.TimeUnit == t.TimeUnit && ty.TimeZone == t.TimeZone {
+		for i := range t.Columns {
+			if t.Columns[i].Type != last.types[i] {
+				return known(ty, t, ids)
+			}
+		}
+		copy(ids, last.ids)
+		return true
+	}
+	if !known(ty, t, ids) {
+		return false
+	}
+	types := make([]schema.PropertyType, len(t.Columns))
+	for i := range t.Columns {
+		types[i] = t.Columns[i].Type
+	}
+	db.lastIDs.Store(&namedIDs{ty: ty, names: names, types: types, ids: slices.Clone(ids)})
 	return true
 }
 

@@ -52,6 +52,48 @@ type Tablet struct {
 	// ("s", "ms", "us", "ns") with an optional zone.
 	TimeUnit string
 	TimeZone string
+	// Names, when set, is the checked list of the columns' names, shared
+	// by the tablets of one producer's schema (the C ABI's import sets
+	// it): Validate then checks the names once per list instead of once
+	// per tablet, and the engine reuses the property ids it resolved for
+	// the list. It counts only while every column's name is the list's
+	// string itself (CheckedNames); otherwise it is ignored.
+	Names *NameList
+}
+
+// NameList is a list of column names checked once: CheckNames records
+// whether they are valid, distinct, unreserved property names. Immutable.
+type NameList struct {
+	names []string
+	err   error // what Validate reports for these names; nil if none
+}
+
+// CheckNames checks names as Tablet.Validate checks its columns' names and
+// returns the list with the outcome. It keeps names (not a copy): the
+// caller must not modify them.
+func CheckNames(names []string) *NameList {
+	cols := make([]Column, len(names))
+	for i, name := range names {
+		cols[i].Name = name
+	}
+	return &NameList{names: names, err: checkNames(cols)}
+}
+
+// CheckedNames returns t.Names if it lists exactly the columns' names,
+// each the very string the list holds (a pointer comparison, not a string
+// comparison), else nil.
+func (t *Tablet) CheckedNames() *NameList {
+	l := t.Names
+	if l == nil || len(l.names) != len(t.Columns) {
+		return nil
+	}
+	for i := range t.Columns {
+		a, b := t.Columns[i].Name, l.names[i]
+		if len(a) != len(b) || unsafe.StringData(a) != unsafe.StringData(b) {
+			return nil
+		}
+	}
+	return l
 }
 
 // Rows returns the number of rows.
@@ -78,8 +120,27 @@ func VarWidth(pt schema.PropertyType) bool { return pt == schema.String || pt ==
 // Error kind: errs.ErrInvalidArgument.
 func (t *Tablet) Validate() error {
 	n := t.Rows()
+	if l := t.CheckedNames(); l != nil {
+		if l.err != nil {
+			return l.err
+		}
+	} else if err := checkNames(t.Columns); err != nil {
+		return err
+	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
+		if err := c.validate(n); err != nil {
+			return fmt.Errorf("column %q: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
+// checkNames checks the columns' names: valid property names, none
+// reserved, none twice.
+func checkNames(cols []Column) error {
+	for i := range cols {
+		c := &cols[i]
 		if err := schema.ValidateName("property", c.Name); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)
 		}
@@ -87,14 +148,8 @@ func (t *Tablet) Validate() error {
 			return fmt.Errorf("column %q: name is reserved: %w", c.Name, errs.ErrInvalidArgument)
 		}
 	}
-	if dup := duplicateName(t.Columns); dup != "" {
+	if dup := duplicateName(cols); dup != "" {
 		return fmt.Errorf("column %q appears twice: %w", dup, errs.ErrInvalidArgument)
-	}
-	for i := range t.Columns {
-		c := &t.Columns[i]
-		if err := c.validate(n); err != nil {
-			return fmt.Errorf("column %q: %w", c.Name, err)
-		}
 	}
 	return nil
 }

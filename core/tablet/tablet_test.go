@@ -405,3 +405,39 @@ func BenchmarkDuplicateName(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckedNames: a tablet's name list counts only while each column's
+// name is the list's own string; Validate then reports the list's outcome
+// and still checks the buffers, and otherwise checks the names itself.
+func TestCheckedNames(t *testing.T) {
+	names := []string{"a", "b"}
+	tab := func(list *NameList, cols ...Column) *Tablet {
+		return &Tablet{Times: []int64{1}, Columns: cols, Names: list}
+	}
+	ok := CheckNames(names)
+	good := tab(ok, Int64s(names[0], []int64{1}, nil), Int64s(names[1], []int64{2}, nil))
+	assert.Same(t, ok, good.CheckedNames())
+	require.NoError(t, good.Validate())
+
+	// Equal names in other strings, another count, no list: not covered.
+	other := strings.Clone("b")
+	assert.Nil(t, tab(ok, Int64s(names[0], []int64{1}, nil), Int64s(other, []int64{2}, nil)).CheckedNames())
+	assert.Nil(t, tab(ok, Int64s(names[0], []int64{1}, nil)).CheckedNames())
+	assert.Nil(t, tab(nil, Int64s(names[0], []int64{1}, nil)).CheckedNames())
+
+	// The list's outcome is Validate's, whatever the columns' strings
+	// would say; an uncovered tablet is checked as if it had no list.
+	for _, bad := range [][]string{{"a", "a"}, {"a", "time"}, {"a", ""}, {"a", "\x01"}} {
+		list := CheckNames(bad)
+		err := tab(list, Int64s(bad[0], []int64{1}, nil), Int64s(bad[1], []int64{2}, nil)).Validate()
+		require.ErrorIs(t, err, errs.ErrInvalidArgument, "%q", bad)
+		want := (&Tablet{Times: []int64{1}, Columns: []Column{Int64s(bad[0], []int64{1}, nil), Int64s(bad[1], []int64{2}, nil)}}).Validate()
+		assert.EqualError(t, err, want.Error())
+		assert.ErrorIs(t, tab(ok, Int64s(names[0], []int64{1}, nil), Int64s(strings.Clone(bad[1]), []int64{2}, nil)).Validate(), errs.ErrInvalidArgument,
+			"an uncovered tablet's own names are checked: %q", bad)
+	}
+
+	// A covered tablet's buffers are still checked.
+	short := tab(ok, Int64s(names[0], []int64{1}, nil), Column{Name: names[1], Type: schema.Int64, Values: make([]byte, 4)})
+	assert.ErrorIs(t, short.Validate(), errs.ErrInvalidArgument)
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/arcadego/arcadego/arrowbridge"
 	"github.com/arcadego/arcadego/core/errs"
 	"github.com/arcadego/arcadego/core/schema"
+	"github.com/arcadego/arcadego/core/tablet"
 	"github.com/arcadego/arcadego/internal/cdata/cdatatest"
 )
 
@@ -833,4 +834,36 @@ func TestReleasedDirectBatchIsReusedClean(t *testing.T) {
 	for _, c := range second.Tablet.Columns[1:cap(second.Tablet.Columns)] {
 		assert.Zero(t, c, "nothing of the batch before")
 	}
+}
+
+// TestDirectTabletsShareCheckedNames: the direct path's tablets of one
+// schema carry one checked list of their property names (not the time
+// column's), which Validate relies on; another schema gets its own, and a
+// reserved name is reported as Validate reports it without a list.
+func TestDirectTabletsShareCheckedNames(t *testing.T) {
+	load := func(b *batch) (*tablet.NameList, error) {
+		bt, err := ImportBatch(b.schemaAddr(), b.arrayAddr(), "")
+		require.NoError(t, err)
+		defer bt.Release()
+		require.NotNil(t, bt.home, "direct path")
+		return bt.Tablet.CheckedNames(), bt.Tablet.Validate()
+	}
+	cols := func(second string) []col {
+		return []col{int64Col("a", []int64{1}, nil), timeCol(1), stringCol(second, []string{"x"}, nil)}
+	}
+	first, err := load(newBatch(t, 1, cols("b")...))
+	require.NoError(t, err)
+	require.NotNil(t, first)
+	again, err := load(newBatch(t, 1, cols("b")...))
+	require.NoError(t, err)
+	assert.Same(t, first, again, "one list for one schema")
+	other, err := load(newBatch(t, 1, cols("c")...))
+	require.NoError(t, err)
+	assert.NotSame(t, first, other)
+
+	reserved, err := load(newBatch(t, 1, cols(schema.DeviceColumn)...))
+	require.NotNil(t, reserved)
+	require.ErrorIs(t, err, errs.ErrInvalidArgument)
+	plain := &tablet.Tablet{Times: []int64{1}, Columns: []tablet.Column{tablet.Int64s("a", []int64{1}, nil), tablet.Strings(schema.DeviceColumn, []string{"x"}, nil)}}
+	assert.EqualError(t, err, plain.Validate().Error())
 }

@@ -1,6 +1,7 @@
 package cdata
 
 import (
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -42,6 +43,7 @@ type directSchema struct {
 	timeIdx    int
 	unit       string // Tablet.TimeUnit and TimeZone
 	zone       string
+	props      *tablet.NameList // the names but the time column's, checked once for every tablet of the plan
 }
 
 // lastPlan is the last direct plan made: batches of one schema usually
@@ -172,6 +174,7 @@ func newPlan(addr uintptr, timeColumn string) *directSchema {
 	if d.timeIdx < 0 {
 		return nil
 	}
+	d.props = tablet.CheckNames(slices.Delete(slices.Clone(d.names), d.timeIdx, d.timeIdx+1))
 	return d
 }
 
@@ -226,7 +229,7 @@ func (d *directSchema) tablet(addr uintptr, b *directBatch) *tablet.Tablet {
 	n := a.Length
 	need := a.Offset + n
 	t := &b.tab
-	*t = tablet.Tablet{TimeUnit: d.unit, TimeZone: d.zone}
+	*t = tablet.Tablet{TimeUnit: d.unit, TimeZone: d.zone, Names: d.props}
 	if k := len(d.names) - 1; k > 0 {
 		if cap(b.cols) < k {
 			b.cols = make([]tablet.Column, k)
