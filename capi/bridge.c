@@ -23,6 +23,11 @@ void ag_release_array(struct ArrowArray *a) {
   }
 }
 
+void ag_release_input(struct ArrowSchema *s, struct ArrowArray *a) {
+  ag_release_schema(s);
+  ag_release_array(a);
+}
+
 void ag_release_stream(struct ArrowArrayStream *s) {
   if (s != NULL && s->release != NULL) {
     s->release(s);

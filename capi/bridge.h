@@ -57,6 +57,7 @@ struct ArrowArrayStream {
 ** already released structs (no-op). */
 void ag_release_schema(struct ArrowSchema *s);
 void ag_release_array(struct ArrowArray *a);
+void ag_release_input(struct ArrowSchema *s, struct ArrowArray *a);
 void ag_release_stream(struct ArrowArrayStream *s);
 int ag_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out);
 int ag_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out);
