@@ -97,16 +97,20 @@ func (x deviceIndex) filterBits(h uint64) (*filterBlock, uint32, uint32) {
 	return b, hi, hi>>17 | hi<<15
 }
 
-// mayHave reports false only for a hash no name of the index has.
+// mayHave reports false only for a hash no name of the index has. It
+// tests every probe's bit, without a branch per probe: whether an absent
+// name fails at the first or the fifth is a coin toss the branch
+// predictor loses, and a loop of lookups without those branches overlaps
+// their cache misses (100,000 absent names against a 100,000-name index:
+// 21 to 15 ns a lookup).
 func (x deviceIndex) mayHave(h uint64) bool {
 	b, bit, step := x.filterBits(h)
+	var miss uint64
 	for range filterProbes {
-		if b[bit>>6&7]&(1<<(bit&63)) == 0 {
-			return false
-		}
+		miss |= ^b[bit>>6&7] >> (bit & 63)
 		bit += step
 	}
-	return true
+	return miss&1 == 0
 }
 
 // start returns the first slot to probe for hash h and h's tag: the slot
