@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,4 +53,55 @@ func TestCheckedNamesReuseIDs(t *testing.T) {
 	b, ok := ty.Property("b")
 	require.True(t, ok)
 	assert.Equal(t, schema.Int64, b.Type)
+}
+
+// TestCheckedNamesConcurrently: writers of two types and two name lists
+// share the memory of resolved ids while the types gain properties; every
+// row lands under the property its column names (run under -race).
+func TestCheckedNamesConcurrently(t *testing.T) {
+	db := openMem(t, Options{AutoCreate: true})
+	require.NoError(t, db.Exec("CREATE TYPE A; CREATE TYPE B"))
+	lists := [][]string{{"a", "b"}, {"b", "a"}}
+	checked := []*tablet.NameList{tablet.CheckNames(lists[0]), tablet.CheckNames(lists[1])}
+	const writers, rows = 4, 200
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rows {
+				l := (w + i) % 2
+				names := lists[l]
+				tab := &tablet.Tablet{Times: []int64{int64(i)}, Names: checked[l], Columns: []tablet.Column{
+					tablet.Int64s(names[0], []int64{int64(names[0][0])}, nil), tablet.Int64s(names[1], []int64{int64(names[1][0])}, nil)}}
+				typ := []string{"A", "B"}[w%2]
+				if err := db.Insert(typ, fmt.Sprintf("w%d", w), tab); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 20 {
+			if err := db.Exec(fmt.Sprintf("CREATE PROPERTY A.x%d INT64; CREATE PROPERTY B.x%d INT64", i, i)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	for _, typ := range []string{"A", "B"} {
+		got := rowsOf(t, db, typ)
+		require.Len(t, got, writers/2)
+		for dev, byTime := range got {
+			require.Len(t, byTime, rows, dev)
+			for tm, row := range byTime {
+				assert.Equal(t, int64('a'), row["a"], "%s %s %d", typ, dev, tm)
+				assert.Equal(t, int64('b'), row["b"], "%s %s %d", typ, dev, tm)
+			}
+		}
+	}
 }
