@@ -109,7 +109,7 @@ type DB struct {
 	ttlMu sync.RWMutex
 
 	// lastIDs is the outcome of the last insert whose checked names found
-	// every column a property (see DB.known).
+	// every column a property (see DB.knownCached).
 	lastIDs atomic.Pointer[namedIDs]
 
 	// catalog is the published catalog: every commit it includes is durable

@@ -259,7 +259,7 @@ func (tx *Tx) prepare(typ string, t *tablet.Tablet, ids []schema.PropertyID) (*t
 		return nil, nil, fmt.Errorf("insert into %q: row %d: time %d (the largest int64) is reserved: %w", typ, i, int64(math.MaxInt64), errs.ErrInvalidArgument)
 	}
 	ty, ok := tx.view.Type(typ)
-	if ok && tx.db.known(ty, t, ids) {
+	if ok && tx.db.knownCached(ty, t, ids) {
 		return t, nil, nil // the usual insert: nothing to convert or create
 	}
 	if ok {
@@ -303,13 +303,13 @@ type namedIDs struct {
 	ids   []schema.PropertyID
 }
 
-// known is the function known, with a memory for tablets whose names are
+// knownCached is known, with a memory for tablets whose names are
 // a checked list (the C ABI's small inserts, one schema after another):
 // when the last such insert found the same list in the same type, it
 // fills ids from that insert's outcome instead of looking up each name
 // (for a one-row insert of 10 columns, its names cost as much as its
 // values).
-func (db *DB) known(ty *schema.Type, t *tablet.Tablet, ids []schema.PropertyID) bool {
+func (db *DB) knownCached(ty *schema.Type, t *tablet.Tablet, ids []schema.PropertyID) bool {
 	names := t.CheckedNames()
 	if names == nil {
 		return known(ty, t, ids)
