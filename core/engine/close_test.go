@@ -158,7 +158,7 @@ func TestEntryBufferIsSizedByItsContent(t *testing.T) {
 	tb.Columns = append(tb.Columns, tablet.Int32s("n", make([]int32, rows), nil), tablet.Strings("s", make([]string, rows), nil))
 	enc := encodeEntry("T", "dev", tb)
 	assert.LessOrEqual(t, cap(enc), len(enc)+1024, "len %d", len(enc))
-	decoded, _, err := tablet.Decode(enc, entryTabletPos(enc))
+	decoded, _, err := tablet.Decode(enc, entryHeadLen("T", "dev"))
 	require.NoError(t, err)
 	assert.Equal(t, rows, decoded.Rows())
 }

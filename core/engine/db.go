@@ -135,6 +135,10 @@ type DB struct {
 	published uint64
 	turn      *sync.Cond
 	failed    error // set once a log write or fsync failed; guarded by publishMu
+	// applyView and applyCols are apply's tablet for reading copies back
+	// (readCopy), reused write after write; guarded by publishMu.
+	applyView tablet.Tablet
+	applyCols []tablet.Column
 	// failure is failed, readable under commitMu: a commit after a failure
 	// appends nothing (its record could be replayed out of order with the
 	// commits that failed to publish).
@@ -620,20 +624,38 @@ func (db *DB) fail(err error) {
 	db.failure.Store(&err)
 }
 
+// forgetCopy drops apply's references into the copies it read, so that
+// they do not keep a transaction's memory once it has committed.
+func (db *DB) forgetCopy() {
+	if db.applyView.Columns != nil {
+		clear(db.applyCols[:cap(db.applyCols)])
+		db.applyView = tablet.Tablet{}
+	}
+}
+
 // write is one resolved tablet write: chunk key and column ids.
 type write struct {
 	typ    schema.TypeID
 	device string
-	t      *tablet.Tablet
+	t      *tablet.Tablet // nil: a copy, read from enc where needed
+	enc    []byte         // the copy's encoding (entry.tabletEnc)
 	ids    []schema.PropertyID
 	entry  int // index of its entry in the transaction
 }
 
 // apply writes into the live memtable; the caller holds publishMu (or is
-// Open), so no hand-over runs meanwhile.
+// Open), so no hand-over runs meanwhile, and apply's own memory for
+// reading copies back (applyView, applyCols) is its alone.
 func (db *DB) apply(cat *schema.Catalog, writes []write) error {
 	mem := db.view.Load().mem
 	for _, w := range writes {
+		if w.t == nil {
+			var err error
+			if db.applyCols, err = readCopy(w.enc, &db.applyView, db.applyCols); err != nil {
+				return fmt.Errorf("memtable write on device %q: %w", w.device, err)
+			}
+			w.t = &db.applyView
+		}
 		db.indexWrite(cat, mem, w)
 		if err := mem.Chunk(w.typ, w.device).Write(w.t, w.ids); err != nil {
 			return fmt.Errorf("memtable write of %d rows on device %q: %v: %w", w.t.Rows(), w.device, err, errs.ErrInternal)

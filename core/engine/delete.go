@@ -154,6 +154,7 @@ func (db *DB) applyDelete(d resolvedDelete) {
 // applyInOrder applies writes and deletes to the live memtable in the
 // order of their transaction: a delete after the entries before it.
 func (db *DB) applyInOrder(cat *schema.Catalog, writes []write, dels []resolvedDelete) error {
+	defer db.forgetCopy()
 	j := 0
 	for i := range writes {
 		for j < len(dels) && dels[j].at <= writes[i].entry {

@@ -186,7 +186,11 @@ func (db *DB) directSizes(cat *schema.Catalog, entries []entry, longs []longInse
 	}
 	bytesOf := map[string]int{}
 	for _, e := range entries {
-		bytesOf[e.typ] += tablet.AppendSize(e.t)
+		if e.t == nil {
+			bytesOf[e.typ] += len(e.enc) // a copy: its encoding
+		} else {
+			bytesOf[e.typ] += tablet.AppendSize(e.t)
+		}
 	}
 	for _, l := range longs {
 		if l.deferred { // the only write into its type
@@ -247,10 +251,14 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 	used := map[schema.PropertyID]bool{}
 	byDevice := map[string]*tabletRows{}
 	sorted := true
-	for i, e := range entries {
-		if e.typ != ty.Name {
+	for i := range entries {
+		if entries[i].typ != ty.Name {
 			continue
 		}
+		if _, err := entries[i].tablet(); err != nil { // a copy, read back for good
+			return nil, err
+		}
+		e := entries[i]
 		var ids []schema.PropertyID
 		if long != nil && i > long.from && i < long.to {
 			ids = p.ids[len(p.ids)-1] // a device of the same batch: the same columns

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"errors"
 	"reflect"
 	"testing"
@@ -68,16 +67,5 @@ func FuzzDecodeRecord(f *testing.F) {
 // encodeEntry is an insert's log entry in a buffer of its own, as a
 // transaction's copy of a tablet writes it.
 func encodeEntry(typ, device string, t *tablet.Tablet) []byte {
-	buf := make([]byte, 0, entrySize(typ, device, t))
-	return tablet.Append(appendEntryHead(buf, typ, device), t)
-}
-
-// entryTabletPos returns where the tablet starts in an encoded entry.
-func entryTabletPos(enc []byte) int {
-	pos := 0
-	for range 2 {
-		n, k := binary.Uvarint(enc[pos:])
-		pos += k + int(n)
-	}
-	return (pos + 7) &^ 7
+	return new(txMemory).copyOf(typ, device, t)
 }

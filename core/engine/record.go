@@ -51,6 +51,14 @@ func appendEntryHead(buf []byte, typ, device string) []byte {
 	return padTo(buf, 8)
 }
 
+// entryHeadLen returns the length of appendEntryHead(nil, typ, device):
+// where the tablet starts in an entry's encoding.
+func entryHeadLen(typ, device string) int {
+	var tmp [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(tmp[:], uint64(len(typ))) + len(typ) + binary.PutUvarint(tmp[:], uint64(len(device))) + len(device)
+	return (n + 7) &^ 7
+}
+
 // recordParts returns a commit record as parts to write one after the
 // other: the head, then per entry its padding and its encoding. An entry
 // encoded at Insert is written from that encoding; a borrowed entry is

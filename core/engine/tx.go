@@ -115,9 +115,10 @@ func (tx *Tx) canDefer(typ string, t *tablet.Tablet, ids []schema.PropertyID) in
 }
 
 // entry is one inserted tablet, encoded for the log at Insert time so the
-// caller's buffers are free once Insert returns (t is a tablet over enc,
-// both in the transaction's blocks: txMemory), or borrowed
-// (InsertBorrowed: enc is nil and t is the caller's).
+// caller's buffers are free once Insert returns (enc, in the
+// transaction's blocks: txMemory; t is nil until the commit reads it back
+// from enc), or borrowed (InsertBorrowed: enc is nil and t is the
+// caller's).
 type entry struct {
 	typ, device string
 	t           *tablet.Tablet
@@ -340,7 +341,7 @@ func (db *DB) knownCached(ty *schema.Type, t *tablet.Tablet, ids []schema.Proper
 func (tx *Tx) addEntry(typ, device string, t *tablet.Tablet, borrow bool) {
 	e := entry{typ: typ, device: device, t: t}
 	if !borrow {
-		e.enc, e.t = tx.mem.copyOf(typ, device, t)
+		e.enc, e.t = tx.mem.copyOf(typ, device, t), nil // read back at commit: readCopy
 	}
 	tx.entries = append(tx.entries, e)
 }
@@ -769,10 +770,17 @@ func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry, re
 	for i, e := range entries {
 		if e.resolvedIn == cat {
 			writes[i] = write{typ: e.typeID, device: e.device, t: e.t, ids: e.ids, entry: i}
+			if e.t == nil {
+				writes[i].enc = e.tabletEnc()
+			}
 			continue
 		}
-		ids := make([]schema.PropertyID, len(e.t.Columns))
-		ty, extra, err := missing(cat, e.typ, e.t, false, ids)
+		t, err := entries[i].tablet()
+		if err != nil {
+			return nil, nil, err
+		}
+		ids := make([]schema.PropertyID, len(t.Columns))
+		ty, extra, err := missing(cat, e.typ, t, false, ids)
 		if err != nil {
 			return nil, nil, fmt.Errorf("insert into %q: %w", e.typ, err)
 		}
@@ -790,11 +798,11 @@ func resolve(base, applied *schema.Catalog, ops []schema.Op, entries []entry, re
 				}
 			}
 			cat = ch.Catalog()
-			if ty, _, err = missing(cat, e.typ, e.t, false, ids); err != nil {
+			if ty, _, err = missing(cat, e.typ, t, false, ids); err != nil {
 				return nil, nil, fmt.Errorf("insert into %q: %w", e.typ, err)
 			}
 		}
-		writes[i] = write{typ: ty.ID, device: e.device, t: e.t, ids: ids, entry: i}
+		writes[i] = write{typ: ty.ID, device: e.device, t: t, ids: ids, entry: i}
 	}
 	return cat, writes, nil
 }

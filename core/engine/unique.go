@@ -127,6 +127,11 @@ func (db *DB) settle() uint64 {
 // catalog) against the rows now visible and the transaction's writes.
 // created are indexes the transaction makes, whose every row is checked.
 func (db *DB) checkUnique(cat *schema.Catalog, work map[schema.TypeID][]*schema.Index, writes []write, deletes []txDelete) error {
+	for i := range writes {
+		if _, err := writes[i].tablet(); err != nil { // a copy, read back for good
+			return err
+		}
+	}
 	for id, ixs := range work {
 		ty, _ := cat.TypeByID(id)
 		published, _ := db.catalog.Load().TypeByID(id)

@@ -29,22 +29,6 @@ func Append(dst []byte, t *Tablet) []byte {
 	return e.buf
 }
 
-// AppendCopy is Append into dst, which must have room for AppendSize(t)
-// more bytes, that also makes view a copy of t over the bytes appended,
-// with cols (len(t.Columns) long) as its columns and t's strings as its
-// names, time unit and zone: a transaction's copy of a caller's tablet,
-// encoded for the log and readable, in one pass. dst's array must be
-// 8-aligned for view's times to be read in place (else they are copied).
-func AppendCopy(dst []byte, t *Tablet, view *Tablet, cols []Column) []byte {
-	if cap(dst)-len(dst) < AppendSize(t) || len(cols) != len(t.Columns) {
-		panic("tablet.AppendCopy: no room for the encoding, or columns of another count")
-	}
-	*view = Tablet{TimeUnit: t.TimeUnit, TimeZone: t.TimeZone, Columns: cols}
-	e := encoder{buf: dst, pos: len(dst), view: view}
-	e.tablet(t)
-	return e.buf
-}
-
 // AppendParts appends the encoding of t to parts as a list of byte slices
 // to be written one after the other, starting at position pos of the
 // record (padding is relative to the record's start), and returns the new
@@ -68,13 +52,8 @@ type encoder struct {
 	buf    []byte
 	parts  [][]byte
 	gather bool
-	pos    int     // position in the record, for padding
-	view   *Tablet // set: made a copy of the tablet over buf (AppendCopy)
+	pos    int // position in the record, for padding
 }
-
-// written returns buf's bytes from from on: in AppendCopy, a buffer of
-// the view (buf never grows there, so they stay where they are).
-func (e *encoder) written(from int) []byte { return e.buf[from:len(e.buf):len(e.buf)] }
 
 func (e *encoder) flush() {
 	if len(e.buf) > 0 {
@@ -129,11 +108,7 @@ func (e *encoder) tablet(t *Tablet) {
 	e.string(t.TimeUnit)
 	e.string(t.TimeZone)
 	e.pad(8)
-	at := len(e.buf)
 	e.raw(bytesOf(t.Times))
-	if e.view != nil {
-		e.view.Times = int64s(e.written(at))
-	}
 	for i := range t.Columns {
 		c := &t.Columns[i]
 		e.string(c.Name)
@@ -142,28 +117,14 @@ func (e *encoder) tablet(t *Tablet) {
 			flags = 1
 		}
 		e.small([]byte{byte(c.Type), flags})
-		var v *Column
-		if e.view != nil {
-			v = &e.view.Columns[i]
-			*v = Column{Name: c.Name, Type: c.Type}
-		}
 		if c.Validity != nil {
-			at = len(e.buf)
 			e.bits(c.Validity, c.Offset, n)
-			if v != nil {
-				v.Validity = e.written(at)
-			}
 		}
 		switch {
 		case c.Type == schema.Boolean:
-			at = len(e.buf)
 			e.bits(c.Values, c.Offset, n)
-			if v != nil {
-				v.Values = e.written(at)
-			}
 		case VarWidth(c.Type):
 			e.pad(4)
-			at = len(e.buf)
 			offs := c.Offsets[c.Offset : c.Offset+n+1]
 			if base := offs[0]; base == 0 {
 				e.raw(bytesOf(offs))
@@ -174,22 +135,11 @@ func (e *encoder) tablet(t *Tablet) {
 				}
 				e.raw(bytesOf(rebased))
 			}
-			if v != nil {
-				v.Offsets = int32s(e.written(at))
-			}
-			at = len(e.buf)
 			e.raw(c.Data[offs[0]:offs[n]])
-			if v != nil {
-				v.Data = e.written(at)
-			}
 		default:
 			w := Width(c.Type)
 			e.pad(8)
-			at = len(e.buf)
 			e.raw(c.Values[c.Offset*w : (c.Offset+n)*w])
-			if v != nil {
-				v.Values = e.written(at)
-			}
 		}
 	}
 }
@@ -250,25 +200,72 @@ func Decode(buf []byte, pos int) (*Tablet, int, error) {
 // Validate; anything read back from storage goes through Decode.
 func decodeTrusted(buf []byte, pos int) (*Tablet, int, error) {
 	d := decoder{buf: buf, pos: pos}
+	t := new(Tablet)
+	d.tablet(t, nil)
+	if d.err != nil {
+		return nil, pos, d.err
+	}
+	return t, d.pos, nil
+}
+
+// EncodedWidth returns the column count of the tablet encoded at buf[pos:]:
+// the length of the cols DecodeView needs.
+func EncodedWidth(buf []byte, pos int) (int, error) {
+	d := decoder{buf: buf, pos: pos}
+	d.uvarint()
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(buf)-d.pos)/4 {
+		d.fail("column count %d exceeds the %d bytes left", n, len(buf)-d.pos)
+	}
+	return int(n), d.err
+}
+
+// DecodeView decodes the tablet encoded at buf[pos:] into t, with cols
+// (EncodedWidth long) as its columns, and returns the position after it.
+// Unlike Decode it allocates nothing: t shares all of buf's memory, its
+// names included, so buf must not change while t or a name taken from it
+// is in use, and it does not Validate: it is for encodings of valid
+// tablets made in this process (a transaction's copies of its inserts,
+// read back at commit). buf's array must be 8-aligned for the times and
+// values to be read in place (else they are copied).
+func DecodeView(buf []byte, pos int, t *Tablet, cols []Column) (int, error) {
+	d := decoder{buf: buf, pos: pos, view: true}
+	*t = Tablet{}
+	d.tablet(t, cols)
+	if d.err != nil {
+		return pos, d.err
+	}
+	return d.pos, nil
+}
+
+// tablet decodes one tablet into t, its columns into cols (nil: a new
+// slice; else the encoded count, or an error).
+func (d *decoder) tablet(t *Tablet, cols []Column) {
 	n := d.uvarint()
 	ncols := d.uvarint()
 	// A row takes 8 bytes of times, a column at least 4 (name length, a
 	// one-byte name, type, flags): a count the bytes left cannot hold is
 	// corrupt, refused before allocating for it.
-	if left := uint64(len(buf) - d.pos); d.err == nil && (n > left/8 || ncols > left/4) {
+	if left := uint64(len(d.buf) - d.pos); d.err == nil && (n > left/8 || ncols > left/4) {
 		d.fail("row count %d or column count %d exceeds the %d bytes left", n, ncols, left)
 	}
-	t := &Tablet{TimeUnit: d.string(), TimeZone: d.string()}
+	if cols != nil && d.err == nil && uint64(len(cols)) != ncols {
+		d.fail("%d columns, room for %d", ncols, len(cols))
+	}
+	t.TimeUnit, t.TimeZone = d.string(), d.string()
 	rows := int(n)
 	d.align(8)
 	t.Times = int64s(d.bytes(rows * 8))
-	if d.err == nil {
-		t.Columns = make([]Column, ncols)
+	if d.err != nil {
+		return
 	}
+	if cols == nil {
+		cols = make([]Column, ncols)
+	}
+	t.Columns = cols
 	for i := 0; d.err == nil && i < int(ncols); i++ {
 		c := &t.Columns[i]
-		c.Name = d.string()
-		c.Type = schema.PropertyType(d.byte())
+		*c = Column{Name: d.string(), Type: schema.PropertyType(d.byte())}
 		flags := d.byte()
 		if flags&1 != 0 {
 			c.Validity = d.bytes((rows + 7) / 8)
@@ -289,10 +286,6 @@ func decodeTrusted(buf []byte, pos int) (*Tablet, int, error) {
 			d.fail("column %q has unknown type %d", c.Name, c.Type)
 		}
 	}
-	if d.err != nil {
-		return nil, pos, d.err
-	}
-	return t, d.pos, nil
 }
 
 // Slice returns rows [from, to) of t, sharing its memory.
@@ -375,9 +368,10 @@ func appendBits(dst, src []byte, off, n int) []byte {
 }
 
 type decoder struct {
-	buf []byte
-	pos int
-	err error
+	buf  []byte
+	pos  int
+	err  error
+	view bool // strings share buf's memory (DecodeView)
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -426,7 +420,11 @@ func (d *decoder) string() string {
 		d.fail("string length %d", n)
 		return ""
 	}
-	return string(d.bytes(int(n)))
+	b := d.bytes(int(n))
+	if d.view && len(b) > 0 {
+		return unsafe.String(&b[0], len(b))
+	}
+	return string(b)
 }
 
 func (d *decoder) align(a int) {

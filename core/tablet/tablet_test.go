@@ -320,21 +320,25 @@ func TestValidateZeroRowsOfStrings(t *testing.T) {
 	require.NoError(t, c.Validate(1))
 }
 
-// TestAppendCopyViewsItsOwnEncoding: the copy AppendCopy makes reads as
-// the tablet it copied (slices too, whose bits and string offsets are
-// realigned), its buffers lie in the bytes appended and nowhere else (the
-// caller's may be overwritten), and those bytes are what Append writes.
-func TestAppendCopyViewsItsOwnEncoding(t *testing.T) {
+// TestDecodeViewReadsItsOwnEncoding: DecodeView reads back what Append
+// wrote (slices too, whose bits and string offsets were realigned), with
+// the columns given, every buffer and name lying in the encoding and
+// nowhere else (the caller's may be overwritten), and allocates nothing.
+func TestDecodeViewReadsItsOwnEncoding(t *testing.T) {
 	for _, r := range [][2]int{{0, 5}, {1, 4}, {3, 5}, {2, 2}} {
 		for _, prefix := range []int{0, 8, 16} {
 			src := sample()
 			s := src.Slice(r[0], r[1])
 			want := table(s)
-			dst := make([]byte, prefix, prefix+AppendSize(s))
+			enc := Append(make([]byte, prefix), s)
+			n, err := EncodedWidth(enc, prefix)
+			require.NoError(t, err)
+			require.Equal(t, len(s.Columns), n)
 			var view Tablet
-			cols := make([]Column, len(s.Columns))
-			enc := AppendCopy(dst, s, &view, cols)
-			assert.Equal(t, Append(make([]byte, prefix), s), enc, "rows %v after %d bytes", r, prefix)
+			cols := make([]Column, n)
+			end, err := DecodeView(enc, prefix, &view, cols)
+			require.NoError(t, err)
+			assert.Equal(t, len(enc), end, "rows %v after %d bytes: the position after the tablet", r, prefix)
 			require.NoError(t, view.Validate())
 			assert.Same(t, &cols[0], &view.Columns[0], "the columns given")
 			assert.Equal(t, "ms", view.TimeUnit)
@@ -350,12 +354,13 @@ func TestAppendCopyViewsItsOwnEncoding(t *testing.T) {
 			}
 			inside("times", bytesOf(view.Times))
 			for _, c := range view.Columns {
+				inside(c.Name+" name", unsafe.Slice(unsafe.StringData(c.Name), len(c.Name)))
 				inside(c.Name+" values", c.Values)
 				inside(c.Name+" validity", c.Validity)
 				inside(c.Name+" offsets", bytesOf(c.Offsets))
 				inside(c.Name+" data", c.Data)
 			}
-			// The caller's buffers are reused: the copy does not change.
+			// The caller's buffers are reused: the view does not change.
 			for i := range src.Times {
 				src.Times[i] = -1
 			}
@@ -365,12 +370,22 @@ func TestAppendCopyViewsItsOwnEncoding(t *testing.T) {
 				clear(c.Data)
 			}
 			assert.Equal(t, want, table(&view), "rows %v after %d bytes", r, prefix)
+			allocs := testing.AllocsPerRun(10, func() {
+				if _, err := DecodeView(enc, prefix, &view, cols); err != nil {
+					t.Fatal(err)
+				}
+			})
+			assert.Zero(t, allocs, "rows %v: allocations a view", r)
 		}
 	}
-	assert.Panics(t, func() { AppendCopy(nil, sample(), &Tablet{}, make([]Column, 9)) }, "no room")
-	assert.Panics(t, func() {
-		AppendCopy(make([]byte, 0, AppendSize(sample())), sample(), &Tablet{}, make([]Column, 2))
-	}, "columns of another count")
+	enc := Append(nil, sample())
+	var view Tablet
+	_, err := DecodeView(enc, 0, &view, make([]Column, 2))
+	assert.ErrorIs(t, err, errs.ErrCorrupt, "room for 2 of %d columns", len(sample().Columns))
+	_, err = DecodeView(enc[:len(enc)-1], 0, &view, make([]Column, len(sample().Columns)))
+	assert.ErrorIs(t, err, errs.ErrCorrupt, "a byte short")
+	_, err = EncodedWidth(enc[:1], 0)
+	assert.ErrorIs(t, err, errs.ErrCorrupt, "the column count cut off")
 }
 
 // TestDuplicateNameAmongFew: the pairwise check of up to 16 columns tells
