@@ -75,6 +75,11 @@ func (e *encoder) raw(b []byte) {
 func (e *encoder) small(b []byte) { e.buf = append(e.buf, b...); e.pos += len(b) }
 
 func (e *encoder) uvarint(v uint64) {
+	if v < 0x80 { // the usual length of a name
+		e.buf = append(e.buf, byte(v))
+		e.pos++
+		return
+	}
 	var tmp [binary.MaxVarintLen64]byte
 	e.small(tmp[:binary.PutUvarint(tmp[:], v)])
 }
@@ -85,11 +90,14 @@ func (e *encoder) string(s string) {
 	e.pos += len(s)
 }
 
+// pad writes zeros up to the next multiple of align, a power of two.
 func (e *encoder) pad(align int) {
-	for e.pos%align != 0 {
-		e.small([]byte{0})
+	if n := -e.pos & (align - 1); n > 0 {
+		e.small(zeroPad[:n])
 	}
 }
+
+var zeroPad [8]byte
 
 // bits writes n bits of src from bit off, realigned to bit 0 (a copy
 // only when off is not a multiple of 8).
@@ -116,7 +124,8 @@ func (e *encoder) tablet(t *Tablet) {
 		if c.Validity != nil {
 			flags = 1
 		}
-		e.small([]byte{byte(c.Type), flags})
+		e.buf = append(e.buf, byte(c.Type), flags)
+		e.pos += 2
 		if c.Validity != nil {
 			e.bits(c.Validity, c.Offset, n)
 		}
@@ -380,7 +389,22 @@ func (d *decoder) fail(format string, args ...any) {
 	}
 }
 
+// The methods below keep their usual case small enough to be inlined (a
+// decode reads several values a column) and leave the rest to methods
+// that are not. After an error they may go on reading, within buf: the
+// caller stops at the next check of err and returns nothing of it.
+
 func (d *decoder) uvarint() uint64 {
+	if uint(d.pos) < uint(len(d.buf)) {
+		if b := d.buf[d.pos]; b < 0x80 {
+			d.pos++
+			return uint64(b)
+		}
+	}
+	return d.longUvarint()
+}
+
+func (d *decoder) longUvarint() uint64 {
 	if d.err != nil {
 		return 0
 	}
@@ -394,24 +418,26 @@ func (d *decoder) uvarint() uint64 {
 }
 
 func (d *decoder) bytes(n int) []byte {
-	if d.err != nil {
-		return nil
+	if uint(n) > uint(len(d.buf)-d.pos) {
+		return d.short(n)
 	}
-	if n < 0 || n > len(d.buf)-d.pos {
-		d.fail("%d bytes needed, %d left", n, len(d.buf)-d.pos)
-		return nil
-	}
-	b := d.buf[d.pos : d.pos+n : d.pos+n]
 	d.pos += n
-	return b
+	return d.buf[d.pos-n : d.pos : d.pos]
+}
+
+//go:noinline
+func (d *decoder) short(n int) []byte {
+	d.fail("%d bytes needed, %d left", n, len(d.buf)-d.pos)
+	return nil
 }
 
 func (d *decoder) byte() byte {
-	b := d.bytes(1)
-	if b == nil {
-		return 0
+	if uint(d.pos) < uint(len(d.buf)) {
+		d.pos++
+		return d.buf[d.pos-1]
 	}
-	return b[0]
+	d.short(1)
+	return 0
 }
 
 func (d *decoder) string() string {
@@ -427,9 +453,10 @@ func (d *decoder) string() string {
 	return string(b)
 }
 
+// align skips to the next multiple of a, a power of two.
 func (d *decoder) align(a int) {
-	for d.err == nil && d.pos%a != 0 {
-		d.bytes(1)
+	if pad := -d.pos & (a - 1); pad > 0 {
+		d.bytes(pad)
 	}
 }
 

@@ -2,6 +2,7 @@ package tablet
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/arcadego/arcadego/core/errs"
@@ -9,7 +10,8 @@ import (
 
 // FuzzDecode: any input either decodes to a valid tablet that encodes back
 // to the bytes it was read from, or fails with errs.ErrCorrupt; it never
-// panics.
+// panics. DecodeView, for encodings it trusts, does not panic either, and
+// reads what Decode reads.
 func FuzzDecode(f *testing.F) {
 	f.Add(Append(nil, &Tablet{Times: []int64{}}), 0)
 	f.Add(Append(nil, &Tablet{Times: []int64{5, 4}, TimeUnit: "us", Columns: []Column{
@@ -27,6 +29,14 @@ func FuzzDecode(f *testing.F) {
 		buf := make([]byte, len(data), len(data)+8)
 		copy(buf, data)
 		tb, end, err := Decode(buf, pos)
+		var view Tablet
+		viewEnd, viewErr := -1, error(nil)
+		if n, werr := EncodedWidth(buf, pos); werr == nil {
+			viewEnd, viewErr = DecodeView(buf, pos, &view, make([]Column, n))
+		}
+		if err == nil && (viewErr != nil || viewEnd != end || !reflect.DeepEqual(*tb, view)) {
+			t.Fatalf("DecodeView read another tablet (%v, end %d, not %d)", viewErr, viewEnd, end)
+		}
 		if err != nil {
 			if !errors.Is(err, errs.ErrCorrupt) {
 				t.Fatalf("error of the wrong kind: %v", err)
