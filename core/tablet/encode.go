@@ -441,6 +441,17 @@ func (d *decoder) byte() byte {
 }
 
 func (d *decoder) string() string {
+	if d.view && uint(d.pos) < uint(len(d.buf)) {
+		// A name shorter than 128 bytes, shared with buf.
+		if n := int(d.buf[d.pos]); n > 0 && n < 0x80 && n < len(d.buf)-d.pos {
+			d.pos += 1 + n
+			return unsafe.String(&d.buf[d.pos-n], n)
+		}
+	}
+	return d.longString()
+}
+
+func (d *decoder) longString() string {
 	n := d.uvarint()
 	if n > uint64(len(d.buf)) {
 		d.fail("string length %d", n)
