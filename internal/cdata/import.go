@@ -80,6 +80,10 @@ func (in *Input) init(schemaAddr uintptr, timeColumn string) error {
 	if timeColumn == "" {
 		timeColumn = arrowbridge.DefaultTimeColumn
 	}
+	if d := lastPlan.Load(); d != nil && d.sameAs(schemaAddr, timeColumn) {
+		*in = Input{addr: schemaAddr, timeColumn: timeColumn, direct: d} // checked as checkSchema checks
+		return nil
+	}
 	if err := checkSchema(schemaAddr); err != nil {
 		return err
 	}

@@ -103,6 +103,18 @@ func cView(addr uintptr) string {
 	return unsafe.String(p, n)
 }
 
+// cEqual reports whether the C string at addr (>= minAddr) is s, which
+// holds no NUL: it reads no further than the string's end or s's.
+func cEqual(addr uintptr, s string) bool {
+	p := unsafe.Pointer(at[byte](addr))
+	for i := range len(s) {
+		if *(*byte)(unsafe.Add(p, i)) != s[i] {
+			return false
+		}
+	}
+	return *(*byte)(unsafe.Add(p, len(s))) == 0
+}
+
 // cString copies the C string at addr (0 or >= minAddr).
 func cString(addr uintptr) string {
 	if addr == 0 {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 
-	"github.com/arcadego/arcadego/arrowbridge"
 	"github.com/arcadego/arcadego/core/schema"
 	"github.com/arcadego/arcadego/core/tablet"
 )
@@ -93,17 +92,12 @@ func timestampFormat(format string) (unit, zone string, ok bool) {
 	return unit, format[4:], true
 }
 
-// planDirect returns the direct plan of the record schema at addr (checked
-// by checkSchema), or nil when the batch must take the arrow path: a
-// column that is not simple, and every schema the arrow path refuses
-// (duplicate names, no time column, a time column of another type).
+// planDirect makes the direct plan of the record schema at addr (checked
+// by checkSchema; not lastPlan's: Input.init tried that first), or
+// returns nil when the batch must take the arrow path: a column that is
+// not simple, and every schema the arrow path refuses (duplicate names,
+// no time column, a time column of another type).
 func planDirect(addr uintptr, timeColumn string) *directSchema {
-	if timeColumn == "" {
-		timeColumn = arrowbridge.DefaultTimeColumn
-	}
-	if d := lastPlan.Load(); d != nil && d.sameAs(addr, timeColumn) {
-		return d
-	}
 	d := newPlan(addr, timeColumn)
 	if d != nil {
 		lastPlan.Store(d)
@@ -112,18 +106,29 @@ func planDirect(addr uintptr, timeColumn string) *directSchema {
 }
 
 // sameAs reports whether the schema at addr has d's columns, names and
-// formats, and so d's plan.
+// formats, and so d's plan. It checks every pointer before it follows it,
+// as checkSchema does, so that a schema it accepts is one checkSchema
+// accepts: the usual insert, one schema after another, need not walk it
+// twice.
 func (d *directSchema) sameAs(addr uintptr, timeColumn string) bool {
+	if addr < minAddr {
+		return false
+	}
 	root := at[Schema](addr)
-	if timeColumn != d.timeColumn || root.NChildren != int64(len(d.names)) {
+	if timeColumn != d.timeColumn || root.Release == 0 || root.NChildren != int64(len(d.names)) ||
+		root.NChildren > 0 && root.Children < minAddr || root.Dictionary != 0 ||
+		root.Name != 0 && root.Name < minAddr || root.Format < minAddr || !cEqual(root.Format, "+s") {
 		return false
 	}
 	for i, c := range words(root.Children, root.NChildren) {
-		s := at[Schema](c)
-		if s.NChildren != 0 || s.Dictionary != 0 || cView(s.Format) != d.formats[i] {
+		if c < minAddr {
 			return false
 		}
-		if name := d.names[i]; s.Name == 0 && name != "" || s.Name != 0 && cView(s.Name) != name {
+		s := at[Schema](c)
+		if s.NChildren != 0 || s.Dictionary != 0 || s.Format < minAddr || !cEqual(s.Format, d.formats[i]) {
+			return false
+		}
+		if name := d.names[i]; s.Name == 0 && name != "" || s.Name != 0 && (s.Name < minAddr || !cEqual(s.Name, name)) {
 			return false
 		}
 	}
