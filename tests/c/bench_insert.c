@@ -16,7 +16,9 @@
 ** the slope from one row to ten.
 **
 ** Build and run: make bench-c (tests/c/bench.sh); an argument "existing",
-** "new" or "tx" runs those cases alone.
+** "new" or "tx" runs those cases alone. "loop new|existing PER_TX N" runs
+** N one-row inserts of one case (PER_TX 0: each its own commit), for
+** tests/c/callgrind.sh to count their instructions.
 */
 #define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
@@ -143,10 +145,19 @@ int main(int argc, char **argv) {
       values[c][r] = c * 100 + r;
     }
   }
+  if (strcmp(only, "loop") == 0 && argc == 5) {
+    double mean;
+    int n = atoi(argv[4]);
+    if (n <= 0 || n % BLOCK != 0) {
+      fprintf(stderr, "loop: N must be a positive multiple of %d\n", BLOCK);
+      return 2;
+    }
+    return run("loop", 1, strcmp(argv[2], "new") == 0, atoi(argv[3]), n, &mean);
+  }
   int failed = 0;
   int all = *only == 0;
   if (!all && strcmp(only, "existing") != 0 && strcmp(only, "new") != 0 && strcmp(only, "tx") != 0) {
-    fprintf(stderr, "usage: %s [existing|new|tx]\n", argv[0]);
+    fprintf(stderr, "usage: %s [existing|new|tx] | loop new|existing PER_TX N\n", argv[0]);
     return 2;
   }
   if (all || strcmp(only, "existing") == 0) {
