@@ -12,9 +12,9 @@ import (
 // blocks: the copy of each tablet (its log encoding) and its property
 // ids. A transaction of a thousand one-row tablets made four to six
 // allocations for each of them (and decoded every column name into a new
-// string); it now makes a few per block. Blocks start small and double, so a transaction of one
-// insert holds little more than it did. Nothing in a block is freed
-// before the transaction ends (discard drops them).
+// string); it now makes a few per block. Blocks start small and double,
+// so a transaction of one insert holds little more than it did. Nothing
+// in a block is freed before the transaction ends (discard drops them).
 type txMemory struct {
 	bytes block[byte]
 	ids   block[schema.PropertyID]
@@ -65,11 +65,11 @@ func (m *txMemory) copyOf(typ, device string, t *tablet.Tablet) []byte {
 // readCopy reads a copied tablet back from enc, its encoding (an entry's
 // after its head), into view with cols as its columns when they are
 // enough (else new ones, which it returns for the next call). A
-// transaction keeps only the encodings of its copies: column headers
-// (128 bytes each, five of their words pointers the collector scans)
-// cost a one-row insert of ten columns more than its encoding, kept or
-// made at commit; the usual commit reads each copy into the same headers
-// as it applies it (DB.apply).
+// transaction keeps only the encodings of its copies: column headers (128
+// bytes each, five of their words pointers the collector scans) cost a
+// one-row insert of ten columns more than its encoding, so the usual
+// commit reads each copy into the same headers as it applies it
+// (DB.apply).
 func readCopy(enc []byte, view *tablet.Tablet, cols []tablet.Column) ([]tablet.Column, error) {
 	n, err := tablet.EncodedWidth(enc, 0)
 	if err == nil {
@@ -85,11 +85,11 @@ func readCopy(enc []byte, view *tablet.Tablet, cols []tablet.Column) ([]tablet.C
 }
 
 // tablet returns e's tablet, reading a copy back from its encoding the
-// first time (into new memory: for the commit's less usual ways).
+// first time, into memory of its own: for the commit's less usual ways.
 func (e *entry) tablet() (*tablet.Tablet, error) {
 	if e.t == nil {
-		t := new(tablet.Tablet)
-		if _, err := readCopy(e.tabletEnc(), t, nil); err != nil {
+		t, err := readCopyApart(e.tabletEnc())
+		if err != nil {
 			return nil, fmt.Errorf("insert into %q: %w", e.typ, err)
 		}
 		e.t = t
@@ -109,11 +109,20 @@ func (e *entry) tabletEnc() []byte {
 // tablet returns w's tablet, reading a copy back as entry.tablet does.
 func (w *write) tablet() (*tablet.Tablet, error) {
 	if w.t == nil {
-		t := new(tablet.Tablet)
-		if _, err := readCopy(w.enc, t, nil); err != nil {
+		t, err := readCopyApart(w.enc)
+		if err != nil {
 			return nil, err
 		}
 		w.t = t
 	}
 	return w.t, nil
+}
+
+// readCopyApart is readCopy into memory of the tablet's own.
+func readCopyApart(enc []byte) (*tablet.Tablet, error) {
+	t := new(tablet.Tablet)
+	if _, err := readCopy(enc, t, nil); err != nil {
+		return nil, err
+	}
+	return t, nil
 }

@@ -389,10 +389,11 @@ func (d *decoder) fail(format string, args ...any) {
 	}
 }
 
-// The methods below keep their usual case small enough to be inlined (a
-// decode reads several values a column) and leave the rest to methods
-// that are not. After an error they may go on reading, within buf: the
-// caller stops at the next check of err and returns nothing of it.
+// The methods below take the usual case (a one-byte length, bytes that
+// are there) in a few instructions, as a decode reads several values a
+// column, and leave the rest to other methods. After an error they may
+// go on reading, within buf: the caller stops at the next check of err
+// and returns nothing of it.
 
 func (d *decoder) uvarint() uint64 {
 	if uint(d.pos) < uint(len(d.buf)) {
