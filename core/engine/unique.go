@@ -128,6 +128,9 @@ func (db *DB) settle() uint64 {
 // created are indexes the transaction makes, whose every row is checked.
 func (db *DB) checkUnique(cat *schema.Catalog, work map[schema.TypeID][]*schema.Index, writes []write, deletes []txDelete) error {
 	for i := range writes {
+		if _, checked := work[writes[i].typ]; !checked {
+			continue // checkIndex reads only the writes of the types it checks
+		}
 		if _, err := writes[i].tablet(); err != nil { // a copy, read back for good
 			return err
 		}
