@@ -9,8 +9,15 @@ runs in its own fresh process. Figures, printed, never asserted:
 
  1. ingest: rows/s over the time of the inserts and the final close
     (arcadego) or CHECKPOINT + close (DuckDB), not of making the batches
-    in Python (about as long again here); RSS growth of the ingesting
-    process against the raw values (D x 10 x (8 + 5 x 8) bytes);
+    in Python (about as long again here), and the process's user and
+    system CPU time over the same spans; RSS growth of the ingesting
+    process against the raw values (D x 10 x (8 + 5 x 8) bytes). Each
+    engine ingests --rounds times (3), the engines in turn and the order
+    reversed every other round, each into a new database; the figures
+    are each engine's median round (by rows/s), with every round's rate
+    beside them. On this machine a single ingest of either engine swings
+    by a third from run to run. The reads below use the first round's
+    databases, each right after its ingest;
  2. one device's rows: p50 and p99 over random devices, after reopen
     (arcadego: scan(device=...), 2,000 reads, each a few tens of µs;
     DuckDB: SELECT ... WHERE device = ?, 200 reads, each tens of ms). Of
@@ -34,7 +41,7 @@ runs in its own fresh process. Figures, printed, never asserted:
     first listing also sorts the memtable's device directory) and one
     device's rows, p50 and p99 of 2,000 reads.
 
-Usage: python tests/bench/bench_devices.py [--devices N] [--dir DIR]
+Usage: python tests/bench/bench_devices.py [--devices N] [--rounds R] [--dir DIR]
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -93,10 +101,28 @@ def batches(devices: int):
         yield pa.table(cols)
 
 
+class Clock:
+    """Adds up the wall time and the process's user and system CPU time
+    of the blocks it is entered for."""
+
+    def __init__(self) -> None:
+        self.wall = self.user = self.sys = 0.0
+
+    def __enter__(self) -> None:
+        self._t0, self._r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+
+    def __exit__(self, *exc: object) -> None:
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        self.wall += time.perf_counter() - self._t0
+        self.user += r1.ru_utime - self._r0.ru_utime
+        self.sys += r1.ru_stime - self._r0.ru_stime
+
+
 def child_ingest(a: dict) -> dict:
     devices, path = a["devices"], a["path"]
     rss0 = vm_rss()
-    rows, spent = 0, 0.0  # the inserts' time and the close's, not the batches' making
+    rows = 0
+    clock = Clock()  # the inserts' time and the close's, not the batches' making
     if a["engine"] == "arcadego":
         import arcadego
         db = arcadego.connect(path, sync="full")
@@ -106,14 +132,12 @@ def child_ingest(a: dict) -> dict:
                 tx.create_property("M", c, "DOUBLE")
         rss0 = vm_rss()
         for tbl in batches(devices):
-            t0 = time.perf_counter()
-            db.insert("M", tbl, device_column="device")
-            spent += time.perf_counter() - t0
+            with clock:
+                db.insert("M", tbl, device_column="device")
             rows += tbl.num_rows
         st = db.stats()
-        t0 = time.perf_counter()
-        db.close()
-        spent += time.perf_counter() - t0
+        with clock:
+            db.close()
         extra = {"flushes": st["flushes"], "stalls": st["stalls"]}
     else:
         import duckdb
@@ -121,18 +145,17 @@ def child_ingest(a: dict) -> dict:
         con.execute("CREATE TABLE m (device VARCHAR, time BIGINT, " + ", ".join(f"{c} DOUBLE" for c in FLOATS) + ")")
         rss0 = vm_rss()
         for tbl in batches(devices):
-            t0 = time.perf_counter()
-            con.register("b", tbl)
-            con.execute("INSERT INTO m SELECT * FROM b")
-            con.unregister("b")
-            spent += time.perf_counter() - t0
+            with clock:
+                con.register("b", tbl)
+                con.execute("INSERT INTO m SELECT * FROM b")
+                con.unregister("b")
             rows += tbl.num_rows
-        t0 = time.perf_counter()
-        con.execute("CHECKPOINT")
-        con.close()
-        spent += time.perf_counter() - t0
+        with clock:
+            con.execute("CHECKPOINT")
+            con.close()
         extra = {}
-    return {"rows": rows, "seconds": spent, "rss_growth": vm_hwm() - rss0, **extra}
+    return {"rows": rows, "seconds": clock.wall, "user_s": clock.user, "sys_s": clock.sys,
+            "rss_growth": vm_hwm() - rss0, **extra}
 
 
 def duck_arrow(rel: Any) -> Any:
@@ -323,6 +346,15 @@ def run_child(task: str, **args: Any) -> dict:
     raise RuntimeError(f"child {task} printed no result:\n{proc.stdout}")
 
 
+def remove(path: str) -> None:
+    """Removes a database (a directory, or DuckDB's file and its log)."""
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    for p in (path, path + ".wal"):
+        if os.path.isfile(p):
+            os.remove(p)
+
+
 def fmt_s(sec: float) -> str:
     if sec < 1e-3:
         return f"{sec * 1e6:.0f} µs"
@@ -335,6 +367,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--devices", type=int, default=1_000_000)
     ap.add_argument("--dir")
+    ap.add_argument("--rounds", type=int, default=3, help="ingests of each engine, in turn")
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.child:
@@ -344,21 +377,31 @@ def main() -> None:
         return
     base = args.dir or tempfile.mkdtemp(prefix="bench-devices-")
     try:
-        res = {}
-        for engine in ("arcadego", "duckdb"):
-            path = os.path.join(base, engine + (".duckdb" if engine == "duckdb" else ""))
-            ing = run_child("ingest", engine=engine, path=path, devices=args.devices)
-            rd = run_child("reads", engine=engine, path=path, devices=args.devices)
-            res[engine] = (ing, rd)
+        engines = ("arcadego", "duckdb")
+        path = lambda engine, r: os.path.join(base, f"{engine}-{r}" + (".duckdb" if engine == "duckdb" else ""))  # noqa: E731
+        rate = lambda r: r["rows"] / r["seconds"] / 1e6  # noqa: E731
+        ingests: dict[str, list[dict]] = {e: [] for e in engines}
+        reads = {}
+        for r in range(args.rounds):
+            for engine in engines if r % 2 == 0 else engines[::-1]:
+                ingests[engine].append(run_child("ingest", engine=engine, path=path(engine, r), devices=args.devices))
+                if r == 0:  # right after the ingest: the kernel pages out file pages unused for a minute or so
+                    reads[engine] = run_child("reads", engine=engine, path=path(engine, r), devices=args.devices)
+                else:
+                    remove(path(engine, r))
+        res = {e: (sorted(ingests[e], key=rate)[len(ingests[e]) // 2], reads[e]) for e in engines}
         mem = run_child("unflushed", devices=args.devices)
         raw = args.devices * PER_DEVICE * (8 + 8 * len(FLOATS))
         a, d = res["arcadego"], res["duckdb"]
-        rate = lambda r: r["rows"] / r["seconds"] / 1e6  # noqa: E731
         print(f"# bench_devices: {args.devices:,} devices x {PER_DEVICE} rows x {len(FLOATS)} DOUBLE, "
               f"raw values {raw / 2**20:.0f} MiB")
         print("| figure | arcadego | DuckDB |")
         print("|---|---|---|")
-        print(f"| long-format ingest, durable (M rows/s) | {rate(a[0]):.2f} | {rate(d[0]):.2f} |")
+        print(f"| long-format ingest, durable (M rows/s), median of {args.rounds} | {rate(a[0]):.2f} | {rate(d[0]):.2f} |")
+        print(f"| the rounds in turn | {' / '.join(f'{rate(x):.2f}' for x in ingests['arcadego'])} | "
+              f"{' / '.join(f'{rate(x):.2f}' for x in ingests['duckdb'])} |")
+        print(f"| CPU time of the ingest, user / system | {a[0]['user_s']:.2f} s / {a[0]['sys_s']:.2f} s | "
+              f"{d[0]['user_s']:.2f} s / {d[0]['sys_s']:.2f} s |")
         print(f"| RSS growth of the ingest (× raw values) | {a[0]['rss_growth'] / 2**20:.0f} MiB "
               f"({a[0]['rss_growth'] / raw:.2f}×) | {d[0]['rss_growth'] / 2**20:.0f} MiB ({d[0]['rss_growth'] / raw:.2f}×) |")
         print(f"| one device's rows, p50 / p99 (over {a[1]['one_n']:,} / {d[1]['one_n']:,} reads) | "
@@ -389,7 +432,7 @@ def main() -> None:
         print(f"| devices_arrow(), next | {fmt_s(mem['devices_arrow_s'])} |")
         print(f"| the two again, in turn | {fmt_s(mem['devices_again_s'])} / {fmt_s(mem['devices_arrow_again_s'])} |")
         print(f"| one device's rows, p50 / p99 (2,000 reads) | {fmt_s(mem['one_p50'])} / {fmt_s(mem['one_p99'])} |")
-        print(f"\narcadego ingest: {a[0]}\nduckdb ingest: {d[0]}")
+        print(f"\narcadego ingest (the median round): {a[0]}\nduckdb ingest (the median round): {d[0]}")
     finally:
         if not args.dir:
             shutil.rmtree(base, ignore_errors=True)
