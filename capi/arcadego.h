@@ -150,8 +150,11 @@ const char *arcadego_version(void);
 **                  this many bytes (0 or absent: 16 MiB; -1: never) are
 **                  written straight to Parquet files, once, instead of to
 **                  the log and later to Parquet again; the log records the
-**                  files. Where they could meet older rows of the same
-**                  devices and times still in memory, they go the usual way.
+**                  files. A long-format batch that is its type's only
+**                  write in the transaction does so from a quarter of it
+**                  (4 MiB by default). Where they could meet older rows of
+**                  the same devices and times still in memory, they go the
+**                  usual way.
 **   "read_only":   false (default) | true: open an existing database that
 **                  another process (or handle) may be writing, without its
 **                  lock and without writing a byte. The handle sees the

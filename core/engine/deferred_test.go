@@ -144,3 +144,55 @@ func TestDeferredLongInsertFallsBack(t *testing.T) {
 		assert.Empty(t, slices.DeleteFunc(entries, func(e os.DirEntry) bool { return !strings.HasSuffix(e.Name(), ".parquet") }))
 	}
 }
+
+// TestLongBatchGoesDirectFromAQuarterOfTheThreshold: a long-format batch
+// that is its type's only write in the transaction goes straight to
+// Parquet from a quarter of the direct-write threshold; a tablet of one
+// device of the same size, or the batch beside another insert into its
+// type, needs the whole threshold.
+func TestLongBatchGoesDirectFromAQuarterOfTheThreshold(t *testing.T) {
+	db := openDirect(t, filepath.Join(t.TempDir(), "db"))
+	defer db.Close()
+	batch := deferredBatch(50, 40, 1)
+	rest := &tablet.Tablet{Times: batch.Times, Columns: batch.Columns[1:]} // as the log encodes it: no device column
+	n := tablet.AppendSize(rest)
+
+	db.directBytes = 4*n + 4 // a quarter is more than the batch
+	require.NoError(t, db.InsertLong("T", "dev", batch))
+	assert.Zero(t, db.Stats().DirectWrites, "below a quarter of the threshold")
+
+	db.directBytes = 2 * n // a quarter is less than the batch, the whole more
+	later := deferredBatch(50, 40, 2)
+	for i := range later.Times {
+		later.Times[i] += 1000
+	}
+	require.NoError(t, db.InsertLong("T", "dev", later))
+	assert.Equal(t, uint64(1), db.Stats().DirectWrites, "a quarter of the threshold")
+
+	one := &tablet.Tablet{Times: make([]int64, len(rest.Times)), Columns: rest.Columns}
+	for i := range one.Times {
+		one.Times[i] = int64(i)
+	}
+	require.NoError(t, db.Insert("T", "single", one))
+	assert.Equal(t, uint64(1), db.Stats().DirectWrites, "a tablet of one device needs the whole threshold")
+
+	beside := deferredBatch(50, 40, 3)
+	for i := range beside.Times {
+		beside.Times[i] += 2000
+	}
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	require.NoError(t, tx.InsertLong("T", "dev", beside))
+	require.NoError(t, tx.Insert("T", "other", int64Tablet([]int64{1}, map[string][]int64{"k": {5}})))
+	require.NoError(t, tx.Commit())
+	assert.Equal(t, uint64(1), db.Stats().DirectWrites, "not the type's only write: the whole threshold")
+
+	rows := rowsOf(t, db, "T")
+	for _, b := range []*tablet.Tablet{batch, later, beside} {
+		for i, tm := range b.Times {
+			row, ok := rows[string(b.Columns[0].Bytes(i))][tm]
+			require.True(t, ok)
+			require.Equal(t, b.Columns[1].Int64(i), row["k"])
+		}
+	}
+}

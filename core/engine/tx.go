@@ -108,7 +108,7 @@ func (tx *Tx) canDefer(typ string, t *tablet.Tablet, ids []schema.PropertyID) in
 		slices.ContainsFunc(tx.longs, func(l longInsert) bool { return l.typ == typ }) {
 		return 0
 	}
-	if n := tablet.AppendSize(t); n >= tx.db.directBytes {
+	if n := tablet.AppendSize(t); n >= tx.db.longDirectBytes() {
 		return n
 	}
 	return 0

@@ -1412,7 +1412,9 @@ def connect(path: PathLike | None = None, sync: str = "full", auto_create: bool 
     ``direct_write_bytes``: a transaction's inserts into one type of at
     least this many bytes are written straight to Parquet files, once,
     instead of to the log and later to Parquet again (None or 0: 16 MiB;
-    -1: never). Inserts that could meet older rows of the same devices and
+    -1: never); a long-format batch (``device_column``) that is its type's
+    only write in the transaction is, from a quarter of it (4 MiB by
+    default). Inserts that could meet older rows of the same devices and
     times still in memory go the usual way.
 
     ``read_only``: open an existing database that another process (or
