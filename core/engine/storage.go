@@ -957,8 +957,14 @@ func newSnapRows(s memtable.Snapshot) snapRows {
 
 func (s snapRows) TimeBounds() (lo, hi int64, ok bool) { return s.lo, s.hi, s.Rows() > 0 }
 
+// cursor's batches view the chunk's blocks where they can (no copy): the
+// memtables of a flush (immutable, held until the flush is published)
+// and of a direct write (private) outlive the file's writing, which only
+// reads the batches (the writer copies them into its row groups).
 func (s snapRows) cursor(refs []memtable.ColumnRef, start, end int64, batchRows int) runSource {
-	return memSource{s.Cursor(refs, start, end, batchRows)}
+	c := s.Cursor(refs, start, end, batchRows)
+	c.Views()
+	return memSource{c}
 }
 
 // memSource reads a memtable chunk as a runSource.
