@@ -302,6 +302,9 @@ func txInsertStream(tx C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char
 			}()
 			err = readStream(t.db.context(), cs, t.db.timeColumn, func(b *batch) error {
 				batches = append(batches, b)
+				if long {
+					return engine.ValidateLong(dev, b.Tablet)
+				}
 				return b.Tablet.Validate()
 			})
 			if err != nil {

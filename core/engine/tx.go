@@ -400,6 +400,47 @@ type deviceRun struct {
 	lo, hi int
 }
 
+// splitLong returns the columns of long-format tablet t but its device
+// column deviceColumn as a tablet of their own, and its device runs
+// (deviceRuns), once the device column is checked: STRING, its buffers,
+// every row's device. The device column may be called "device": it is no
+// property, so only its values are checked here, and the rest by prepare.
+func splitLong(deviceColumn string, t *tablet.Tablet) (rest *tablet.Tablet, runs, byName []deviceRun, err error) {
+	j := slices.IndexFunc(t.Columns, func(c tablet.Column) bool { return c.Name == deviceColumn })
+	if j < 0 {
+		return nil, nil, nil, fmt.Errorf("no device column %q in the batch: %w", deviceColumn, errs.ErrInvalidArgument)
+	}
+	devs := &t.Columns[j]
+	if devs.Type != schema.String {
+		return nil, nil, nil, fmt.Errorf("device column %q is %s, not STRING: %w", deviceColumn, devs.Type, errs.ErrInvalidArgument)
+	}
+	if err := devs.Validate(t.Rows()); err != nil {
+		return nil, nil, nil, fmt.Errorf("device column %q: %w", deviceColumn, err)
+	}
+	if runs, byName, err = deviceRuns(devs, t.Rows()); err != nil {
+		return nil, nil, nil, fmt.Errorf("device column %q: %w", deviceColumn, err)
+	}
+	for _, r := range runs {
+		if err := validateDevice(r.device); err != nil {
+			return nil, nil, nil, fmt.Errorf("row %d: %w", r.lo, err)
+		}
+	}
+	rest = &tablet.Tablet{Times: t.Times, Columns: slices.Delete(slices.Clone(t.Columns), j, j+1), TimeUnit: t.TimeUnit, TimeZone: t.TimeZone}
+	return rest, runs, byName, nil
+}
+
+// ValidateLong checks long-format tablet t as InsertLong does before it
+// looks at the schema: its device column deviceColumn (every row's
+// device) and the other columns' names and buffers (Tablet.Validate). For
+// callers that check every batch of a stream before the first goes in.
+func ValidateLong(deviceColumn string, t *tablet.Tablet) error {
+	rest, _, _, err := splitLong(deviceColumn, t)
+	if err != nil {
+		return err
+	}
+	return rest.Validate()
+}
+
 func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool) error {
 	if err := tx.check("insert"); err != nil {
 		return err
@@ -410,28 +451,9 @@ func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool
 	if err := schema.ValidateName("type", typ); err != nil {
 		return fmt.Errorf("insert: %w", err)
 	}
-	// The device column may be called "device": it is no property, so
-	// only its values are checked here, and the rest by prepare.
-	j := slices.IndexFunc(t.Columns, func(c tablet.Column) bool { return c.Name == deviceColumn })
-	if j < 0 {
-		return fmt.Errorf("insert into %q: no device column %q in the batch: %w", typ, deviceColumn, errs.ErrInvalidArgument)
-	}
-	devs := &t.Columns[j]
-	if devs.Type != schema.String {
-		return fmt.Errorf("insert into %q: device column %q is %s, not STRING: %w", typ, deviceColumn, devs.Type, errs.ErrInvalidArgument)
-	}
-	if err := devs.Validate(t.Rows()); err != nil {
-		return fmt.Errorf("insert into %q: device column %q: %w", typ, deviceColumn, err)
-	}
-	rest := &tablet.Tablet{Times: t.Times, Columns: slices.Delete(slices.Clone(t.Columns), j, j+1), TimeUnit: t.TimeUnit, TimeZone: t.TimeZone}
-	runs, byName, err := deviceRuns(devs, t.Rows())
+	rest, runs, byName, err := splitLong(deviceColumn, t)
 	if err != nil {
-		return fmt.Errorf("insert into %q: device column %q: %w", typ, deviceColumn, err)
-	}
-	for _, r := range runs {
-		if err := validateDevice(r.device); err != nil {
-			return fmt.Errorf("insert into %q: row %d: %w", typ, r.lo, err)
-		}
+		return fmt.Errorf("insert into %q: %w", typ, err)
 	}
 	// Checked and converted before any grouping: the errors name the
 	// caller's rows, and a malformed tablet is never copied.

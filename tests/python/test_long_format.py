@@ -78,6 +78,31 @@ def test_long_format_in_a_transaction_is_atomic(schema_db: arcadego.Database) ->
     assert got == {"device": ["x", "x", "y"], "time": [1, 2, 1], "k": [1, 5, 2]}
 
 
+def test_every_form_loads_in_a_transaction_too(schema_db: arcadego.Database, tmp_path: os.PathLike[str]) -> None:
+    """The transaction's stream path checks every batch before the first
+    goes in; a device column may be named "device" (no property can be)."""
+    forms = _forms(tmp_path)
+    with schema_db.transaction() as tx:
+        for i, (form, data) in enumerate(forms.items()):
+            tx.execute(f"CREATE DOCUMENT TYPE T{i}; CREATE PROPERTY T{i}.k INT64")
+            tx.insert(f"T{i}", data, device_column="dev")
+        tx.execute("CREATE DOCUMENT TYPE Named; CREATE PROPERTY Named.k INT64")
+        tx.insert("Named", pa.table({"device": DEVICES, "time": TIMES, "k": VALUES}), device_column="device")
+    for i, form in enumerate(forms):
+        assert schema_db.scan(f"T{i}").to_pydict() == _expected(), form
+    assert schema_db.scan("Named").to_pydict() == _expected()
+
+
+def test_a_bad_batch_of_a_stream_in_a_transaction_adds_nothing(schema_db: arcadego.Database) -> None:
+    good = pa.record_batch({"dev": ["a", "b"], "time": [1, 1], "k": [1, 2]})
+    bad = pa.record_batch({"dev": ["c", None], "time": [2, 2], "k": [3, 4]})
+    with schema_db.transaction() as tx:
+        with pytest.raises(arcadego.InvalidArgumentError, match="row 1 has no device"):
+            tx.insert("A", pa.RecordBatchReader.from_batches(good.schema, [good, bad]), device_column="dev")
+        tx.insert("A", {"dev": ["x"], "time": [5], "k": [9]}, device_column="dev")
+    assert schema_db.scan("A", columns=["k"]).to_pydict() == {"device": ["x"], "time": [5], "k": [9]}
+
+
 @pytest.mark.parametrize("data,column,fragment", [
     ({"dev": ["a"], "time": [1], "k": [1]}, "nope", 'no device column "nope"'),
     ({"dev": [1], "time": [1], "k": [1]}, "dev", "not STRING"),

@@ -61,6 +61,41 @@ def test_direct_write_bytes(tmp_path: Path, threshold: int | None, direct: bool)
         assert db.scan("A").to_pydict()["k"] == [10, 20]
 
 
+def test_long_format_batch_goes_direct_from_a_quarter_of_the_threshold(tmp_path: Path) -> None:
+    """With the default threshold (16 MiB), a long-format batch of about
+    6 MB goes straight to Parquet; the same rows as one device's tablet,
+    or the batch beside another insert into its type, take the log's way.
+    Every row reads back either way."""
+    pa = pytest.importorskip("pyarrow")
+    np = pytest.importorskip("numpy")
+    devices, per = 12_500, 10
+    n = devices * per
+    names = pa.array([f"dev-{d:05d}" for d in range(devices)]).take(pa.array(np.repeat(np.arange(devices), per)))
+    cols = {f"f{j}": np.arange(n, dtype=np.float64) * (j + 1) for j in range(5)}
+
+    def batch(t0: int) -> Any:
+        return pa.table({"device": names, "time": np.tile(np.arange(t0, t0 + per, dtype=np.int64), devices), **cols})
+
+    with arcadego.connect(tmp_path / "db") as db:
+        with db.transaction() as tx:
+            tx.create_type("M")
+            for j in range(5):
+                tx.create_property("M", f"f{j}", "DOUBLE")
+        db.insert("M", batch(0), device_column="device")
+        assert db.stats()["direct_writes"] == 1
+        assert db.stats()["memtable_bytes"] == 0
+        db.insert("M", pa.table({"time": np.arange(n, dtype=np.int64), **cols}), device="single")
+        assert db.stats()["direct_writes"] == 1
+        with db.transaction() as tx:
+            tx.insert("M", batch(100), device_column="device")
+            tx.insert("M", {"time": [1], "f0": [1.5]}, device="other")
+        assert db.stats()["direct_writes"] == 1
+        got = db.scan("M", device="dev-00007").to_pydict()
+        assert got["time"] == list(range(10)) + list(range(100, 110))
+        assert got["f3"] == [4.0 * (70 + i) for i in range(10)] * 2
+        assert db.scan("M", device="single").to_arrow().num_rows == n
+
+
 def test_closed_database_raises(tmp_path: Path) -> None:
     db = arcadego.connect(tmp_path / "db")
     db.close()
