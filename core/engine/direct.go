@@ -327,16 +327,18 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 			sorted = sorted && r.add(e.t, p.ids[k])
 		}
 	}
-	rows := map[string]devRows{}
-	var names []string // rows' devices, in order
+	var names []string // the devices, in order
+	var all []devRows  // all[i] are names[i]'s rows
 	if sorted {
 		// The usual bulk load: each device's rows in time order, no time
 		// twice. The files are written from the caller's tablets.
-		for d, r := range byDevice {
-			rows[d] = r
+		for d := range byDevice {
 			names = append(names, d)
 		}
 		namesort.Sort(names)
+		for _, d := range names {
+			all = append(all, byDevice[d])
+		}
 	} else {
 		// Sorted, and equal keys merged, by a private memtable.
 		mem := memtable.New(memtable.Options{})
@@ -348,23 +350,24 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 		}
 		var chunks []*memtable.Chunk
 		names, chunks = mem.Directory(ty.ID) // sorted already
-		for i, d := range names {
-			rows[d] = newSnapRows(chunks[i].Snapshot())
+		for _, c := range chunks {
+			all = append(all, newSnapRows(c.Snapshot()))
 		}
 	}
-	for _, d := range names {
-		r := rows[d]
+	var rows newRows
+	for i, d := range names {
+		r := all[i]
 		lo, hi, ok := r.TimeBounds()
 		if !ok {
-			delete(rows, d)
 			continue
 		}
+		rows.add(d, r)
 		p.devices = append(p.devices, d)
 		p.spans = append(p.spans, [2]int64{lo, hi})
 		p.lo, p.hi = min(p.lo, lo), max(p.hi, hi)
 		p.rows += int64(r.Rows())
 	}
-	if len(rows) == 0 {
+	if len(rows.names) == 0 {
 		return nil, nil
 	}
 	if err := db.makeTableDir(ty.ID); err != nil {
@@ -375,7 +378,7 @@ func (db *DB) writeDirectType(cat *schema.Catalog, ty *schema.Type, entries []en
 	}
 	db.startPrecheck(p)
 	plan := planFlush(rows, nil, runtime.GOMAXPROCS(0), db.fileRows)
-	files, err := db.writeFiles(p.dir, "part-"+newUUID(), layout, refs, rows, nil, nil, math.MinInt64, plan)
+	files, err := db.writeFiles(p.dir, "part-"+newUUID(), layout, refs, nil, nil, math.MinInt64, plan)
 	if err != nil {
 		return nil, err
 	}

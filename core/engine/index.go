@@ -335,7 +335,7 @@ func (db *DB) indexRewritten(id schema.TypeID, added []*newFile, rw rewriting) {
 	for _, f := range added {
 		after += f.Rows()
 	}
-	if len(rw.snaps) == 0 && len(rw.olds) > 0 && len(added) > 0 && before == after && !db.opts.ReadOnly {
+	if len(rw.snaps.names) == 0 && len(rw.olds) > 0 && len(added) > 0 && before == after && !db.opts.ReadOnly {
 		for _, ix := range ty.Indexes() {
 			_ = db.mergeSidecars(ty, rw.olds, added, ix) // on failure, built below
 		}

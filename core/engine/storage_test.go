@@ -627,13 +627,17 @@ func TestPlanFlushSplitsRowsEvenlyWithDisjointKeys(t *testing.T) {
 	write("a", 0, 100)
 	write("b", 0, 1000) // larger than a run's share: split by time
 	write("c", 500, 50)
-	snaps := map[string]devRows{}
+	var snaps newRows
 	for _, d := range []string{"a", "b", "c"} {
 		c, _ := mem.Lookup(1, d)
-		snaps[d] = newSnapRows(c.Snapshot())
+		snaps.add(d, newSnapRows(c.Snapshot()))
 	}
-	assert.Equal(t, [][]piece{{{"a", math.MinInt64, math.MaxInt64}, {"b", math.MinInt64, math.MaxInt64}, {"c", math.MinInt64, math.MaxInt64}}},
-		planFlush(snaps, nil, 4, 1<<20), "too few rows for more than one file")
+	one := planFlush(snaps, nil, 4, 1<<20)
+	require.Len(t, one, 1, "too few rows for more than one file")
+	require.Len(t, one[0], 3)
+	for i, pc := range one[0] {
+		assert.Equal(t, piece{snaps.names[i], math.MinInt64, math.MaxInt64, snaps.rows[i]}, pc)
+	}
 	parts := planFlush(snaps, nil, 3, 100)
 	require.Len(t, parts, 3)
 	// Every key in exactly one piece, pieces in key order, shares about even.
@@ -648,7 +652,7 @@ func TestPlanFlushSplitsRowsEvenlyWithDisjointKeys(t *testing.T) {
 				assert.Greater(t, pc.device, prevDev)
 			}
 			prevDev, prevEnd = pc.device, pc.end
-			cur := snaps[pc.device].cursor(nil, pc.start, pc.end, 1<<20)
+			cur := pc.rows.cursor(nil, pc.start, pc.end, 1<<20)
 			for {
 				b, err := cur.Next()
 				require.NoError(t, err)
