@@ -206,7 +206,9 @@ func (tx *Tx) InsertBorrowed(typ, device string, t *tablet.Tablet) error {
 	return tx.insert(typ, device, t, true)
 }
 
-func (tx *Tx) insert(typ, device string, t *tablet.Tablet, borrow bool) error {
+// checkInsert checks what every insert checks first: the transaction is
+// open, t is a tablet, typ is a valid type name.
+func (tx *Tx) checkInsert(typ string, t *tablet.Tablet) error {
 	if err := tx.check("insert"); err != nil {
 		return err
 	}
@@ -215,6 +217,13 @@ func (tx *Tx) insert(typ, device string, t *tablet.Tablet, borrow bool) error {
 	}
 	if err := schema.ValidateName("type", typ); err != nil {
 		return fmt.Errorf("insert: %w", err)
+	}
+	return nil
+}
+
+func (tx *Tx) insert(typ, device string, t *tablet.Tablet, borrow bool) error {
+	if err := tx.checkInsert(typ, t); err != nil {
+		return err
 	}
 	if err := validateDevice(device); err != nil {
 		return fmt.Errorf("insert into %q: %w", typ, err)
@@ -442,14 +451,8 @@ func ValidateLong(deviceColumn string, t *tablet.Tablet) error {
 }
 
 func (tx *Tx) insertLong(typ, deviceColumn string, t *tablet.Tablet, borrow bool) error {
-	if err := tx.check("insert"); err != nil {
+	if err := tx.checkInsert(typ, t); err != nil {
 		return err
-	}
-	if t == nil {
-		return fmt.Errorf("insert into %q: nil tablet: %w", typ, errs.ErrInvalidArgument)
-	}
-	if err := schema.ValidateName("type", typ); err != nil {
-		return fmt.Errorf("insert: %w", err)
 	}
 	rest, runs, byName, err := splitLong(deviceColumn, t)
 	if err != nil {
