@@ -905,6 +905,9 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 	for i, f := range olds {
 		scanners[i] = f.Scanner(layout.Columns)
 	}
+	var reused memtable.Cursor // see below
+	reused.Views()
+	reused.ReuseBatches()
 	for _, pc := range run {
 		var srcs []runSource
 		for i, f := range olds {
@@ -913,7 +916,16 @@ func (db *DB) writeFile(dir, name string, layout segment.Layout, refs []memtable
 			}
 		}
 		if pc.rows != nil {
-			srcs = append(srcs, filterDeleted(pc.rows.cursor(refs, pc.start, pc.end, flushBatchRows), pc.device, expiredRange(expired)))
+			var src runSource
+			if sr, ok := pc.rows.(snapRows); ok && len(srcs) == 0 {
+				// The piece's only source: each batch is appended before
+				// the next is read, so one cursor and batch serve them all.
+				sr.CursorInto(&reused, refs, pc.start, pc.end, flushBatchRows)
+				src = memSource{&reused}
+			} else {
+				src = pc.rows.cursor(refs, pc.start, pc.end, flushBatchRows)
+			}
+			srcs = append(srcs, filterDeleted(src, pc.device, expiredRange(expired)))
 		}
 		if len(srcs) == 0 {
 			continue

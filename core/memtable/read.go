@@ -93,22 +93,37 @@ func (s Snapshot) Read(cols []ColumnRef, start, end int64) *tablet.Tablet {
 // case) is walked a batch at a time; another needs its row order sorted
 // once, 16 bytes a row.
 func (s Snapshot) Cursor(cols []ColumnRef, start, end int64, batchRows int) *Cursor {
-	c := &Cursor{s: s, cols: cols, batch: max(batchRows, 1)}
+	c := &Cursor{}
+	s.reset(c, cols, start, end, batchRows)
+	return c
+}
+
+// CursorInto is Cursor into c, an earlier cursor (of any snapshot) that
+// its caller is done with: its scratch is reused, and so is its
+// batches' memory if it reuses batches (see ReuseBatches).
+func (s Snapshot) CursorInto(c *Cursor, cols []ColumnRef, start, end int64, batchRows int) {
+	s.reset(c, cols, start, end, batchRows)
+}
+
+func (s Snapshot) reset(c *Cursor, cols []ColumnRef, start, end int64, batchRows int) {
+	*c = Cursor{s: s, cols: cols, batch: max(batchRows, 1), vs: c.vs[:0], tv: c.tv[:0],
+		views: c.views, reuse: c.reuse, out: c.out}
+	var blocks int
 	if s.st != nil {
-		c.vs = make([]view, (s.st.rows+s.blockRows-1)>>s.shift)
+		blocks = (s.st.rows + s.blockRows - 1) >> s.shift
+		c.vs = slices.Grow(c.vs, blocks)[:blocks] // filled by views before each use
 	}
 	if s.st != nil && s.st.sorted && len(s.st.tombstones()) == 0 && s.st.rows > 0 && start < end {
 		c.sorted = true
-		c.tv = make([][]int64, (s.st.rows+s.blockRows-1)>>s.shift)
+		c.tv = slices.Grow(c.tv, blocks)[:blocks]
 		for b := range c.tv {
 			c.tv[b] = s.blockTimes(b)
 		}
 		c.pos = sort.Search(s.st.rows, func(i int) bool { return c.timeAt(i) >= start })
 		c.hi = sort.Search(s.st.rows, func(i int) bool { return c.timeAt(i) >= end })
-		return c
+		return
 	}
 	c.rs = s.selectRows(start, end)
-	return c
 }
 
 // Cursor reads a snapshot batch by batch; see Snapshot.Cursor. Not safe
@@ -129,8 +144,17 @@ type Cursor struct {
 	rs   rowSet
 	next int
 
-	views bool // see Views
+	views bool           // see Views
+	reuse bool           // see ReuseBatches
+	out   *tablet.Tablet // the batch a reusing cursor returns each time
+	one   [1]int32       // a strict run's order: its first row
 }
+
+// ReuseBatches lets a cursor that returns views (Views) return the same
+// batch each time, its columns replaced: a batch is then valid until the
+// next call of Next (or CursorInto) only. A flush that appends each batch
+// to its file before it asks for the next allocates no batch a device.
+func (c *Cursor) ReuseBatches() { c.reuse = true }
 
 // Views lets the cursor return batches whose buffers are the chunk's own
 // (no copy) where it can: for rows that arrived in time order without a
@@ -156,7 +180,8 @@ func (c *Cursor) Next() *tablet.Tablet {
 			n = min(n, c.s.blockRows-c.pos&(c.s.blockRows-1)) // within one row block
 		}
 		if t, ok := c.strictRun(n); ok {
-			sub = rowSet{order: []int32{int32(c.pos)}, times: t, run: true}
+			c.one[0] = int32(c.pos)
+			sub = rowSet{order: c.one[:], times: t, run: true}
 			c.pos += n
 			if c.views {
 				return c.view(sub)
@@ -211,7 +236,16 @@ func (c *Cursor) Next() *tablet.Tablet {
 func (c *Cursor) view(sub rowSet) *tablet.Tablet {
 	r0, n := int(sub.order[0]), len(sub.times)
 	bi, i := r0>>c.s.shift, r0&(c.s.blockRows-1)
-	out := &tablet.Tablet{Times: sub.times, Columns: make([]tablet.Column, len(c.cols))}
+	var out *tablet.Tablet
+	if c.reuse {
+		if c.out == nil {
+			c.out = &tablet.Tablet{}
+		}
+		out = c.out
+		*out = tablet.Tablet{Times: sub.times, Columns: slices.Grow(out.Columns[:0], len(c.cols))[:len(c.cols)]}
+	} else {
+		out = &tablet.Tablet{Times: sub.times, Columns: make([]tablet.Column, len(c.cols))}
+	}
 	for k, ref := range c.cols {
 		if col, ok := c.s.viewColumn(ref, bi, i, n); ok {
 			out.Columns[k] = col

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -154,6 +155,68 @@ func TestCursorViews(t *testing.T) {
 			require.Equal(t, want.Times, times, "sorted %v range %v", sorted, rng)
 			for k := range refs {
 				require.Equal(t, column(want, k), got[k], "sorted %v range %v column %v", sorted, rng, allTypes[k])
+			}
+		}
+	}
+}
+
+// TestCursorIntoReusesOneBatch: one cursor, reset with CursorInto over
+// chunks of other widths, lengths and time orders, and returning views in
+// one reused batch, reads what Read reads; the batch is the same each time.
+func TestCursorIntoReusesOneBatch(t *testing.T) {
+	m := New(Options{BlockRows: 8})
+	ids := idRange(0, 3)
+	refs := []ColumnRef{ref(ids[0], "a", schema.Int64), ref(ids[1], "b", schema.Int64), ref(ids[2], "c", schema.Int64)}
+	var snaps []Snapshot
+	for d, rows := range []int{20, 1, 0, 9} {
+		c := m.Chunk(1, fmt.Sprint("d", d))
+		times := seq(100*d, rows)
+		if d == 3 {
+			slices.Reverse(times) // out of order: the copying way
+		}
+		cells := func(k int) []any {
+			out := make([]any, rows)
+			for r := range out {
+				out[r] = int64(1000*d + 10*r + k)
+			}
+			return out
+		}
+		cols := []tablet.Column{i64("a", cells(0)...), i64("b", cells(1)...)}
+		if d != 1 {
+			cols = append(cols, i64("c", cells(2)...)) // d1 lacks c: read as nulls
+		}
+		require.NoError(t, c.Write(tab(times, cols...), ids[:len(cols)]))
+		snaps = append(snaps, c.Snapshot())
+	}
+	var cur Cursor
+	cur.Views()
+	cur.ReuseBatches()
+	var batch *tablet.Tablet
+	for round := range 2 {
+		for i, snap := range snaps {
+			want := snap.Read(refs, math.MinInt64, math.MaxInt64)
+			snap.CursorInto(&cur, refs, math.MinInt64, math.MaxInt64, 5)
+			var times []int64
+			got := make([][]any, len(refs))
+			for b := cur.Next(); b != nil; b = cur.Next() {
+				if i == 0 { // in time order, no repeated time: views in the one batch
+					if batch == nil {
+						batch = b
+					}
+					require.Same(t, batch, b, "round %d: the batch is reused", round)
+				}
+				times = append(times, b.Times...)
+				for k := range refs {
+					got[k] = append(got[k], column(b, k)...)
+				}
+			}
+			if want.Rows() == 0 {
+				require.Empty(t, times, "chunk %d", i)
+				continue
+			}
+			require.Equal(t, want.Times, times, "chunk %d", i)
+			for k := range refs {
+				require.Equal(t, column(want, k), got[k], "chunk %d column %d", i, k)
 			}
 		}
 	}
