@@ -303,12 +303,19 @@ func txInsertStream(tx C.uintptr_t, typ *C.char, typLen C.size_t, device *C.char
 			err = readStream(t.db.context(), cs, t.db.timeColumn, func(b *batch) error {
 				batches = append(batches, b)
 				if long {
-					return engine.ValidateLong(dev, b.Tablet)
+					return nil // below: InsertLong checks a lone batch itself before it adds anything
 				}
 				return b.Tablet.Validate()
 			})
 			if err != nil {
 				return err
+			}
+			if long && len(batches) > 1 {
+				for i, b := range batches {
+					if err := engine.ValidateLong(dev, b.Tablet); err != nil {
+						return fmt.Errorf("stream batch %d: %w", i, err)
+					}
+				}
 			}
 			return t.use(func(tx *engine.Tx) error {
 				for i, b := range batches {
