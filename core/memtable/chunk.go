@@ -51,9 +51,9 @@ type Chunk struct {
 	// they cost two allocations less a device.
 	block0  rowBlock
 	blocks0 [1]*rowBlock
-	used    int         // non-empty slots of the id table (entries and tombstones)
-	stamps  []uint32    // per position: seq of the last Write that mapped it; grown lazily
-	dels    []Tombstone // as in state; replaced, never appended to in place
+	used    int          // non-empty slots of the id table (entries and tombstones)
+	stamps  []uint32     // per position: seq of the last Write that mapped it; grown lazily
+	dels    *[]Tombstone // as published in state (nil: none); replaced, never changed in place
 }
 
 // Delete deletes the rows written so far with start <= time < end; rows
@@ -64,8 +64,13 @@ func (c *Chunk) Delete(start, end int64) {
 	if c.rows == 0 || start >= end {
 		return
 	}
-	c.dels = append(slices.Clip(c.dels), Tombstone{Start: start, End: end, Below: c.rows})
-	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks, dels: publishedDels(c.dels)})
+	var dels []Tombstone
+	if c.dels != nil {
+		dels = *c.dels
+	}
+	dels = append(slices.Clip(dels), Tombstone{Start: start, End: end, Below: c.rows})
+	c.dels = &dels
+	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks, dels: c.dels})
 }
 
 // mapped is what the mapping pass learns about one incoming column, so
@@ -105,18 +110,6 @@ func (st *state) tombstones() []Tombstone {
 		return nil
 	}
 	return *st.dels
-}
-
-// publishedDels returns dels as a state holds them. (Not &dels: that
-// moves the parameter to the heap on every call, an allocation per Write
-// for the chunks that have no deletes.)
-func publishedDels(dels []Tombstone) *[]Tombstone {
-	if len(dels) == 0 {
-		return nil
-	}
-	p := new([]Tombstone)
-	*p = dels
-	return p
 }
 
 // Tombstone deletes the rows of a chunk that arrived before it (row index
@@ -495,7 +488,7 @@ func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, ms []mapped, m
 		c.last = tm
 	}
 	c.rows += n
-	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks, dels: publishedDels(c.dels)})
+	c.state.Store(&state{rows: c.rows, sorted: c.sorted, cols: c.cols, blocks: c.blocks, dels: c.dels})
 	c.mem.Add(w.delta)
 	if c.total != nil {
 		c.total.Add(w.delta)

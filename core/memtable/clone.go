@@ -15,7 +15,10 @@ func (c *Chunk) Clone() *Chunk {
 	defer c.mu.Unlock()
 	nc := newChunk(c.blockRows, nil)
 	nc.rows, nc.sorted, nc.last = c.rows, c.sorted, c.last
-	nc.dels = slices.Clone(c.dels)
+	if c.dels != nil {
+		dels := slices.Clone(*c.dels)
+		nc.dels = &dels
+	}
 	var mem int64
 	if len(c.cols) > 0 {
 		nc.cols = slices.Clone(c.cols)
@@ -60,7 +63,7 @@ func (c *Chunk) Clone() *Chunk {
 		nc.blocks[bi] = nrb
 	}
 	nc.mem.Store(mem)
-	nc.state.Store(&state{rows: nc.rows, sorted: nc.sorted, cols: nc.cols, blocks: nc.blocks, dels: publishedDels(nc.dels)})
+	nc.state.Store(&state{rows: nc.rows, sorted: nc.sorted, cols: nc.cols, blocks: nc.blocks, dels: nc.dels})
 	return nc
 }
 
