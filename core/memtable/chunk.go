@@ -51,9 +51,34 @@ type Chunk struct {
 	// they cost two allocations less a device.
 	block0  rowBlock
 	blocks0 [1]*rowBlock
-	used    int          // non-empty slots of the id table (entries and tombstones)
-	stamps  []uint32     // per position: seq of the last Write that mapped it; grown lazily
+	book    *idBook      // nil until the chunk has an id table (most never do)
 	dels    *[]Tombstone // as published in state (nil: none); replaced, never changed in place
+}
+
+// idBook is the writer's bookkeeping of a chunk's id table: apart from
+// the chunk, which a million small devices have each.
+type idBook struct {
+	used   int      // non-empty slots of the id table (entries and tombstones)
+	stamps []uint32 // per position: seq of the last Write that mapped it; grown lazily
+}
+
+// used returns the non-empty slots of the chunk's id table.
+func (c *Chunk) used() int {
+	if c.book == nil {
+		return 0
+	}
+	return c.book.used
+}
+
+// setUsed sets them.
+func (c *Chunk) setUsed(n int) {
+	if c.book == nil {
+		if n == 0 {
+			return
+		}
+		c.book = &idBook{}
+	}
+	c.book.used = n
 }
 
 // Delete deletes the rows written so far with start <= time < end; rows
@@ -243,10 +268,12 @@ type mapping struct {
 func (c *Chunk) mapColumns(t *tablet.Tablet, ids []schema.PropertyID, ms []mapped) (mapping, error) {
 	n := len(t.Times)
 	if c.seq++; c.seq == 0 {
-		clear(c.stamps)
+		if c.book != nil {
+			clear(c.book.stamps)
+		}
 		c.seq = 1
 	}
-	mp := mapping{width: len(c.cols), maxPos: -1, tab: c.index.Load(), used: c.used}
+	mp := mapping{width: len(c.cols), maxPos: -1, tab: c.index.Load(), used: c.used()}
 	width, tab := mp.width, mp.tab
 	if tab == nil {
 		// Without an id table while the chunk stays small: mapSmall
@@ -261,7 +288,11 @@ func (c *Chunk) mapColumns(t *tablet.Tablet, ids []schema.PropertyID, ms []mappe
 		tab = c.rebuild(width+len(ids), nil, nil, width)
 		mp.tab, mp.private, mp.used = tab, true, width
 	}
-	pubUsed := c.used // slots used in the published table
+	if c.book == nil {
+		c.book = &idBook{}
+	}
+	book := c.book
+	pubUsed := book.used // slots used in the published table
 	fail := func(i int, err error) (mapping, error) {
 		if pub := c.index.Load(); pub != nil {
 			for j, id := range ids[:i] {
@@ -274,9 +305,9 @@ func (c *Chunk) mapColumns(t *tablet.Tablet, ids []schema.PropertyID, ms []mappe
 			}
 		}
 		if mp.private {
-			c.used = pubUsed
+			book.used = pubUsed
 		} else {
-			c.used = mp.used
+			book.used = mp.used
 		}
 		return mapping{}, err
 	}
@@ -298,15 +329,15 @@ func (c *Chunk) mapColumns(t *tablet.Tablet, ids []schema.PropertyID, ms []mappe
 				return fail(i, fmt.Errorf("column %q (id %d) is %s, the chunk has it as %s: %w",
 					col.Name, id, typeName(col.Type), typeName(have), errs.ErrInvalidArgument))
 			}
-			if p >= len(c.stamps) { // grown here, not by expansion: new columns stay cheap
-				old := len(c.stamps)
-				c.stamps = slices.Grow(c.stamps, width-old)[:width]
-				clear(c.stamps[old:])
+			if p >= len(book.stamps) { // grown here, not by expansion: new columns stay cheap
+				old := len(book.stamps)
+				book.stamps = slices.Grow(book.stamps, width-old)[:width]
+				clear(book.stamps[old:])
 			}
-			if c.stamps[p] == c.seq {
+			if book.stamps[p] == c.seq {
 				return fail(i, fmt.Errorf("column %q (id %d) appears twice: %w", col.Name, id, errs.ErrInvalidArgument))
 			}
-			c.stamps[p] = c.seq
+			book.stamps[p] = c.seq
 		default: // absent (or a tombstone, whose slot is reused)
 			p = width + mp.added
 			if p > entryPosMax {
@@ -426,7 +457,7 @@ func (c *Chunk) rebuild(n int, ids []schema.PropertyID, ms []mapped, width int) 
 // the rows, publishes the new state and updates the memory totals once.
 func (c *Chunk) commit(t *tablet.Tablet, ids []schema.PropertyID, ms []mapped, mp mapping) {
 	width, added, maxPos := mp.width, mp.added, mp.maxPos
-	c.used = mp.used
+	c.setUsed(mp.used)
 	if mp.private {
 		c.index.Store(mp.tab) // before the state: see Snapshot
 	}

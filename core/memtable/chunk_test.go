@@ -126,7 +126,7 @@ func TestDuplicateNewIDsAcrossIndexRebuild(t *testing.T) {
 				assert.Equal(t, want[i], column(got, i), i)
 			}
 			assert.Equal(t, existing+101, c.Width())
-			assert.Equal(t, c.Width(), c.used, "no tombstone is left once the table is rebuilt")
+			assert.Equal(t, c.Width(), c.used(), "no tombstone is left once the table is rebuilt")
 		})
 	}
 }

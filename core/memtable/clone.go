@@ -27,7 +27,7 @@ func (c *Chunk) Clone() *Chunk {
 			i, _ := tab.find(cm.id)
 			tab.slots[i] = makeEntry(cm.id, p)
 		}
-		nc.used = len(nc.cols)
+		nc.setUsed(len(nc.cols))
 		nc.index.Store(tab)
 		mem += int64(len(nc.cols)) * colOverhead
 	}
@@ -110,6 +110,6 @@ func (c *Chunk) Clear() {
 	c.state.Store(nil)
 	c.index.Store(nil)
 	c.rows, c.sorted, c.last = 0, true, minTime
-	c.cols, c.blocks, c.stamps, c.dels = nil, nil, nil, nil
-	c.used, c.seq = 0, 0
+	c.cols, c.blocks, c.book, c.dels = nil, nil, nil, nil
+	c.seq = 0
 }

@@ -133,6 +133,7 @@ func TestSmallChunkKeepsNoIDTable(t *testing.T) {
 		}
 		require.NoError(t, c.Write(int64Tablet(seq(w*10, 10), ids, nil), ids))
 		require.Nil(t, c.index.Load(), "write %d: no id table for 10 columns", w)
+		require.Nil(t, c.book, "write %d: nor its bookkeeping", w)
 	}
 	for _, twice := range [][]schema.PropertyID{{1, 1}, {3, 2, 3}, {20, 21, 20}} {
 		err := c.Write(int64Tablet(seq(30, 1), twice, nil), twice)
@@ -142,6 +143,12 @@ func TestSmallChunkKeepsNoIDTable(t *testing.T) {
 	require.NoError(t, c.Write(int64Tablet(seq(30, 2), more, nil), more))
 	require.NotNil(t, c.index.Load(), "17 columns: an id table")
 	require.Equal(t, 17, c.Width())
+	for _, twice := range [][]schema.PropertyID{{4, 5, 4}, {16, 30, 16}, {30, 31, 30}} {
+		err := c.Write(int64Tablet(seq(40, 1), twice, nil), twice)
+		require.ErrorContains(t, err, "appears twice", "%v, through the id table", twice)
+	}
+	require.Equal(t, 17, c.Width(), "a refused write adds no column")
+	require.Equal(t, 32, c.Snapshot().Rows(), "nor rows")
 	got := readAll(c, ref(4, "c4", schema.Int64), ref(16, "c16", schema.Int64))
 	require.Equal(t, 32, got.Rows())
 	assert.Equal(t, int64(1), got.Columns[0].Int64(0))
