@@ -51,7 +51,7 @@ type Chunk struct {
 	// they cost two allocations less a device.
 	block0  rowBlock
 	blocks0 [1]*rowBlock
-	book    *idBook      // nil until the chunk has an id table (most never do)
+	book    *idBook      // nil until a Write maps through an id table (most chunks never do)
 	dels    *[]Tombstone // as published in state (nil: none); replaced, never changed in place
 }
 

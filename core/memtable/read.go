@@ -94,7 +94,7 @@ func (s Snapshot) Read(cols []ColumnRef, start, end int64) *tablet.Tablet {
 // once, 16 bytes a row.
 func (s Snapshot) Cursor(cols []ColumnRef, start, end int64, batchRows int) *Cursor {
 	c := &Cursor{}
-	s.reset(c, cols, start, end, batchRows)
+	s.CursorInto(c, cols, start, end, batchRows)
 	return c
 }
 
@@ -102,10 +102,6 @@ func (s Snapshot) Cursor(cols []ColumnRef, start, end int64, batchRows int) *Cur
 // its caller is done with: its scratch is reused, and so is its
 // batches' memory if it reuses batches (see ReuseBatches).
 func (s Snapshot) CursorInto(c *Cursor, cols []ColumnRef, start, end int64, batchRows int) {
-	s.reset(c, cols, start, end, batchRows)
-}
-
-func (s Snapshot) reset(c *Cursor, cols []ColumnRef, start, end int64, batchRows int) {
 	*c = Cursor{s: s, cols: cols, batch: max(batchRows, 1), vs: c.vs[:0], tv: c.tv[:0],
 		views: c.views, reuse: c.reuse, out: c.out}
 	var blocks int
